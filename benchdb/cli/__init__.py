@@ -1,0 +1,1 @@
+"""The ``benchdb`` command line: a thin typer layer over the Python API."""

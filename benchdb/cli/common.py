@@ -1,0 +1,91 @@
+"""What every command shares: the ``--db`` and ``--json`` options and output.
+
+Tables go to stdout through rich; ``--json`` prints the same rows as JSON with
+stable field names and SI units, for scripts.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..db.engine import Database, open_database
+
+console = Console()
+err_console = Console(stderr=True)
+
+DbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        envvar="BENCHDB_URL",
+        show_envvar=True,
+        help="Database URL, e.g. sqlite:///results.sqlite or "
+        "postgresql+psycopg://user@host/db. Default: an SQLite file in your data directory.",
+        rich_help_panel="Database",
+    ),
+]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print JSON (SI units) instead of a table.")
+]
+
+
+def open_db(url: str | None) -> Database:
+    return open_database(url)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)
+
+
+def print_json(data: Any) -> None:
+    """Machine-readable output: one JSON document on stdout."""
+    typer.echo(json.dumps(data, default=_jsonable, indent=2, allow_nan=False))
+
+
+def print_table(
+    rows: Sequence[Mapping[str, Any]],
+    columns: Iterable[tuple[str, str, Callable[[Any], str] | None]],
+    *,
+    title: str | None = None,
+) -> None:
+    """A rich table: ``columns`` are (key, header, formatter or None)."""
+    cols = list(columns)
+    table = Table(title=title, header_style="bold")
+    for _key, header, _fmt in cols:
+        table.add_column(header, overflow="fold")
+    for row in rows:
+        table.add_row(
+            *[
+                (fmt or str)(row.get(key)) if row.get(key) is not None else "-"
+                for key, _h, fmt in cols
+            ]
+        )
+    console.print(table)
+
+
+def emit(
+    rows: Sequence[Mapping[str, Any]],
+    columns: Iterable[tuple[str, str, Callable[[Any], str] | None]],
+    *,
+    as_json: bool,
+    title: str | None = None,
+) -> None:
+    """Rows as a table, or as JSON with ``--json``."""
+    if as_json:
+        print_json(list(rows))
+    else:
+        print_table(rows, columns, title=title)

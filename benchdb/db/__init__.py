@@ -1,0 +1,29 @@
+"""The relational data layer: ORM entities, engine, migrations, repositories."""
+
+from .engine import Database, open_database, resolve_url
+from .models import (
+    Base,
+    Baseline,
+    CommMeasurement,
+    Environment,
+    Kernel,
+    Machine,
+    Measurement,
+    Model,
+    Run,
+)
+
+__all__ = [
+    "Base",
+    "Baseline",
+    "CommMeasurement",
+    "Database",
+    "Environment",
+    "Kernel",
+    "Machine",
+    "Measurement",
+    "Model",
+    "Run",
+    "open_database",
+    "resolve_url",
+]

@@ -1,0 +1,180 @@
+"""Choosing, opening and checking the results database.
+
+URL precedence (DESIGN.md "Conventions"): ``--db``, else ``BENCHDB_URL``, else
+an embedded SQLite file in the user's data directory.  SQLite runs in WAL mode
+with a busy timeout and ``BEGIN IMMEDIATE`` transactions, so several processes
+(two collectors, a collector and a reader) can write the same file at once:
+writers queue on the lock instead of failing on a read-to-write upgrade.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from platformdirs import user_data_path
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+from ..errors import UserError
+
+ENV_VAR = "BENCHDB_URL"
+SQLITE_BUSY_TIMEOUT_S = 60.0
+
+
+def default_url() -> str:
+    """The embedded default: ``<user data dir>/benchdb.sqlite``."""
+    return f"sqlite:///{user_data_path('benchdb') / 'benchdb.sqlite'}"
+
+
+def resolve_url(url: str | None = None) -> str:
+    """``url``, else ``$BENCHDB_URL``, else the embedded default."""
+    return url or os.environ.get(ENV_VAR) or default_url()
+
+
+def redact(url: str) -> str:
+    """The URL with any password masked: passwords are never printed."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<unparseable URL>"
+
+
+def _sqlite_path(url: str) -> Path | None:
+    u = make_url(url)
+    if u.get_backend_name() != "sqlite" or u.database in (None, "", ":memory:"):
+        return None
+    return Path(u.database).expanduser()
+
+
+def _prepare_sqlite_file(path: Path) -> None:
+    """Create the parent folder; refuse an unwritable location up front."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(
+            f"cannot create folder {path.parent} for the database ({exc.strerror}); "
+            "pass a writable location with --db sqlite:///PATH or set BENCHDB_URL"
+        ) from exc
+    target = path if path.exists() else path.parent
+    if not os.access(target, os.W_OK):
+        raise UserError(
+            f"database location {target} is not writable; "
+            "pass a writable location with --db sqlite:///PATH or set BENCHDB_URL"
+        )
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
+        dbapi_conn.isolation_level = None  # we emit BEGIN ourselves, below
+        cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
+        cur.execute("PRAGMA journal_mode = WAL")
+        cur.execute("PRAGMA synchronous = NORMAL")
+        cur.execute("PRAGMA foreign_keys = ON")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn) -> None:  # type: ignore[no-untyped-def]
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url``, with SQLite tuned for concurrent writers."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise UserError(
+            f"cannot parse database URL {url!r}; use e.g. sqlite:///path/benchdb.sqlite "
+            "or postgresql+psycopg://user@host/dbname"
+        ) from exc
+    backend = parsed.get_backend_name()
+    if backend == "postgresql" and parsed.drivername == "postgresql":
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    path = _sqlite_path(url)
+    if path is not None:
+        _prepare_sqlite_file(path)
+    kwargs: dict = {}
+    if backend == "sqlite":
+        kwargs["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT_S}
+    elif backend == "postgresql":
+        kwargs["connect_args"] = {"connect_timeout": 5}
+        kwargs["pool_pre_ping"] = True
+    try:
+        engine = create_engine(parsed, **kwargs)
+    except (ArgumentError, ImportError) as exc:
+        raise UserError(
+            f"unsupported database URL {redact(url)} ({exc}); "
+            "use sqlite:///PATH or postgresql+psycopg://user@host/dbname"
+        ) from exc
+    if backend == "sqlite":
+        _configure_sqlite(engine)
+    return engine
+
+
+@dataclass
+class Database:
+    """An open, schema-checked database: the engine and a session factory."""
+
+    url: str
+    engine: Engine
+
+    def __post_init__(self) -> None:
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @property
+    def display_url(self) -> str:
+        return redact(self.url)
+
+    @property
+    def backend(self) -> str:
+        return self.engine.dialect.name
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """One transaction: committed on success, rolled back on any error."""
+        with self._sessions() as session, session.begin():
+            yield session
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def check_reachable(engine: Engine, url: str) -> None:
+    """Connect once, turning a driver error into a one-line fix."""
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except OperationalError as exc:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        if engine.dialect.name == "sqlite":
+            raise UserError(
+                f"cannot open SQLite database {redact(url)}: {reason}; "
+                "pass a writable file with --db sqlite:///PATH or set BENCHDB_URL"
+            ) from exc
+        raise UserError(
+            f"cannot reach database {redact(url)}: {reason}; "
+            "check the server is running and the URL (--db or BENCHDB_URL) is right"
+        ) from exc
+
+
+def open_database(url: str | None = None, *, upgrade: bool = True) -> Database:
+    """Open the database named by ``url`` (or the default) and check its schema.
+
+    A database behind the code is upgraded (``upgrade=True``) or refused; one
+    stamped with a revision this code does not know (newer code wrote it) is
+    always refused.  Nothing is written when it is refused.
+    """
+    from .migrate import ensure_schema
+
+    resolved = resolve_url(url)
+    engine = make_engine(resolved)
+    check_reachable(engine, resolved)
+    ensure_schema(engine, resolved, upgrade=upgrade)
+    return Database(resolved, engine)

@@ -1,0 +1,257 @@
+"""ORM entities (SQLAlchemy 2.x typed declarative), as DESIGN.md's data model.
+
+Only portable column types are used (generic ``JSON``, no ARRAY/JSONB) so that
+the same schema runs on the embedded SQLite default and on a shared
+PostgreSQL.  Times are seconds, sizes bytes, rates flop/s or B/s (SI units in
+storage).  The alembic revisions in ``benchdb.migrations`` must create exactly
+this metadata; ``tests/db/test_migrations.py`` checks that autogenerate finds
+no difference.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+RUN_STATUSES = ("running", "complete", "interrupted", "failed")
+
+
+def utcnow() -> datetime:
+    """Timezone-aware now; stored as UTC."""
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Machine(Base):
+    """One physical (or virtual) machine, identified by a hardware fingerprint."""
+
+    __tablename__ = "machine"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    fingerprint: Mapped[str] = mapped_column(String(64), unique=True)
+    hostname: Mapped[str] = mapped_column(String(255))
+    cpu_model: Mapped[str] = mapped_column(String(255))
+    sockets: Mapped[int] = mapped_column(Integer)
+    cores: Mapped[int] = mapped_column(Integer)
+    threads_per_core: Mapped[int] = mapped_column(Integer)
+    numa_nodes: Mapped[int] = mapped_column(Integer)
+    memory_bytes: Mapped[int] = mapped_column(BigInteger)
+    caches: Mapped[list[Any]] = mapped_column(JSON)
+    isa_flags: Mapped[list[Any]] = mapped_column(JSON)
+    os: Mapped[str] = mapped_column(String(255))
+    info: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    runs: Mapped[list[Run]] = relationship(back_populates="machine")
+
+
+class Environment(Base):
+    """Software that changes results (the DMI report saw 2.4x across compilers)."""
+
+    __tablename__ = "environment"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    fingerprint: Mapped[str] = mapped_column(String(64), unique=True)
+    python: Mapped[str] = mapped_column(String(64))
+    numpy: Mapped[str] = mapped_column(String(64))
+    numba: Mapped[str] = mapped_column(String(64))
+    llvmlite: Mapped[str] = mapped_column(String(64))
+    threading_layer: Mapped[str] = mapped_column(String(64))
+    benchdb_version: Mapped[str] = mapped_column(String(64))
+    git_commit: Mapped[str | None] = mapped_column(String(64))
+    info: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Run(Base):
+    """One collection session; its points are committed one by one."""
+
+    __tablename__ = "run"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    machine_id: Mapped[int] = mapped_column(ForeignKey("machine.id"), index=True)
+    environment_id: Mapped[int] = mapped_column(ForeignKey("environment.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(32), default="kernels")
+    status: Mapped[str] = mapped_column(String(16), default="running")
+    command: Mapped[str] = mapped_column(Text, default="")
+    tags: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    hostname: Mapped[str] = mapped_column(String(255), default="")
+    pid: Mapped[int | None] = mapped_column(Integer)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    machine: Mapped[Machine] = relationship(back_populates="runs")
+    environment: Mapped[Environment] = relationship()
+    measurements: Mapped[list[Measurement]] = relationship(back_populates="run")
+
+
+class Kernel(Base):
+    """A timed loop and its static metadata (paper 003, Table I)."""
+
+    __tablename__ = "kernel"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(128), unique=True)
+    family: Mapped[str] = mapped_column(String(64), index=True)
+    ndim: Mapped[int] = mapped_column(Integer)
+    flops_per_point: Mapped[float] = mapped_column(Float)
+    loads_per_point: Mapped[float] = mapped_column(Float)
+    stores_per_point: Mapped[float] = mapped_column(Float)
+    arrays: Mapped[int] = mapped_column(Integer)
+    footprint_version: Mapped[int] = mapped_column(Integer, default=1)
+    description: Mapped[str] = mapped_column(Text, default="")
+    info: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class Measurement(Base):
+    """One measured point: a kernel at one shape, precision and thread count.
+
+    ``samples`` holds every sample, each in seconds *per repetition*; the
+    summary statistics are over those.  ``flop_rate`` and ``byte_rate`` derive
+    from the median.  ``flags`` lists validity problems (e.g. ``noisy``).
+    """
+
+    __tablename__ = "measurement"
+    __table_args__ = (
+        UniqueConstraint(
+            "run_id",
+            "kernel_id",
+            "shape_key",
+            "threads",
+            "precision",
+            "context",
+            name="uq_measurement_point",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), index=True)
+    kernel_id: Mapped[int] = mapped_column(ForeignKey("kernel.id"), index=True)
+    shape: Mapped[list[Any]] = mapped_column(JSON)
+    shape_key: Mapped[str] = mapped_column(String(64))
+    points: Mapped[int] = mapped_column(BigInteger)
+    footprint_bytes: Mapped[int] = mapped_column(BigInteger, index=True)
+    threads: Mapped[int] = mapped_column(Integer, default=1)
+    placement: Mapped[str] = mapped_column(String(64), default="none")
+    precision: Mapped[str] = mapped_column(String(16), default="float64")
+    context: Mapped[str] = mapped_column(String(32), default="isolated")
+    repetitions: Mapped[int] = mapped_column(Integer)
+    samples: Mapped[list[Any]] = mapped_column(JSON)
+    t_min: Mapped[float] = mapped_column(Float)
+    t_median: Mapped[float] = mapped_column(Float)
+    t_iqr: Mapped[float] = mapped_column(Float)
+    t_cv: Mapped[float] = mapped_column(Float)
+    flop_rate: Mapped[float | None] = mapped_column(Float)
+    byte_rate: Mapped[float | None] = mapped_column(Float)
+    checksum: Mapped[float | None] = mapped_column(Float)
+    valid: Mapped[bool] = mapped_column(Boolean, default=True)
+    flags: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    run: Mapped[Run] = relationship(back_populates="measurements")
+    kernel: Mapped[Kernel] = relationship()
+
+
+class CommMeasurement(Base):
+    """One point of an MPI communication benchmark (ping-pong, pairs, halo, allreduce).
+
+    ``params_key`` is a canonical string of the benchmark's other parameters
+    (decomposition, halo width, ...) so a point is unique per run.
+    """
+
+    __tablename__ = "comm_measurement"
+    __table_args__ = (
+        UniqueConstraint(
+            "run_id",
+            "benchmark",
+            "ranks",
+            "pairs",
+            "placement",
+            "message_bytes",
+            "params_key",
+            name="uq_comm_measurement_point",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), index=True)
+    benchmark: Mapped[str] = mapped_column(String(64), index=True)
+    ranks: Mapped[int] = mapped_column(Integer)
+    nodes: Mapped[int] = mapped_column(Integer, default=1)
+    pairs: Mapped[int] = mapped_column(Integer, default=1)
+    placement: Mapped[str] = mapped_column(String(32))
+    message_bytes: Mapped[int] = mapped_column(BigInteger)
+    params_key: Mapped[str] = mapped_column(String(255), default="")
+    params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    repetitions: Mapped[int] = mapped_column(Integer)
+    samples: Mapped[list[Any]] = mapped_column(JSON)
+    t_min: Mapped[float] = mapped_column(Float)
+    t_median: Mapped[float] = mapped_column(Float)
+    t_iqr: Mapped[float] = mapped_column(Float)
+    t_cv: Mapped[float] = mapped_column(Float)
+    flags: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    run: Mapped[Run] = relationship()
+
+
+class Model(Base):
+    """A fitted predictor or communication model.
+
+    ``data_hash`` is the sha256 of the canonical JSON of the data it was fitted
+    on, so a model is re-fitted exactly when its data change; ``selector``
+    records how that data was chosen.
+    """
+
+    __tablename__ = "model"
+    __table_args__ = (
+        UniqueConstraint("kind", "subject", "machine_id", "data_hash", name="uq_model_fit"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(64), index=True)
+    subject: Mapped[str] = mapped_column(String(255))
+    machine_id: Mapped[int | None] = mapped_column(ForeignKey("machine.id"), index=True)
+    environment_id: Mapped[int | None] = mapped_column(ForeignKey("environment.id"))
+    params: Mapped[dict[str, Any]] = mapped_column(JSON)
+    selector: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    data_hash: Mapped[str] = mapped_column(String(64))
+    accuracy: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Baseline(Base):
+    """The run pinned as the regression baseline of a machine."""
+
+    __tablename__ = "baseline"
+
+    machine_id: Mapped[int] = mapped_column(ForeignKey("machine.id"), primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"))
+    set_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

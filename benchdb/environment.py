@@ -1,0 +1,88 @@
+"""The environment fingerprint: software that changes results.
+
+Versions are read from package metadata, never by importing the package, so
+describing the environment does not pay for importing numba.  numba's
+*actual* threading layer is only known after a parallel region has run; the
+collectors pass it in, otherwise the requested layer is recorded.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from dataclasses import asdict, dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .hashing import content_hash
+
+ENV_PREFIXES = ("NUMBA_", "OMP_", "KMP_", "GOMP_", "MKL_", "OPENBLAS_", "MPICH_", "I_MPI_")
+
+
+def _version(dist: str) -> str:
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "absent"
+
+
+def git_commit(path: Path | None = None) -> str | None:
+    """The checkout's commit (with ``-dirty``) when benchdb runs from git, else None."""
+    where = path or Path(__file__).resolve().parent.parent
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(where), "describe", "--always", "--dirty", "--abbrev=12"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+@dataclass(frozen=True)
+class EnvironmentInfo:
+    python: str
+    numpy: str
+    numba: str
+    llvmlite: str
+    scipy: str
+    mpi4py: str
+    threading_layer: str
+    benchdb_version: str
+    git_commit: str | None
+    kernel_release: str
+    env_vars: dict[str, str] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def fingerprint(self) -> str:
+        return content_hash(self.to_dict())
+
+
+def detect_environment(
+    threading_layer: str | None = None, options: dict[str, Any] | None = None
+) -> EnvironmentInfo:
+    """Describe the running software; ``options`` records compile options in force."""
+    return EnvironmentInfo(
+        python=platform.python_version(),
+        numpy=_version("numpy"),
+        numba=_version("numba"),
+        llvmlite=_version("llvmlite"),
+        scipy=_version("scipy"),
+        mpi4py=_version("mpi4py"),
+        threading_layer=threading_layer or os.environ.get("NUMBA_THREADING_LAYER", "default"),
+        benchdb_version=__version__,
+        git_commit=git_commit(),
+        kernel_release=platform.release(),
+        env_vars={k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)},
+        options=dict(sorted((options or {}).items())),
+    )

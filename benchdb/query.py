@@ -1,0 +1,191 @@
+"""Reading measurements back as pandas DataFrames: the one read path that the
+predictor, regression tracking, reports and the CLI share.
+
+Columns are stable and in SI units: see :data:`MEASUREMENT_COLUMNS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from .db.engine import Database
+from .db.models import Kernel, Machine, Measurement, Run
+from .errors import UserError
+from .machine import detect_machine
+
+MEASUREMENT_COLUMNS = [
+    "measurement_id",
+    "run_id",
+    "machine_id",
+    "environment_id",
+    "run_status",
+    "run_tags",
+    "run_started_at",
+    "kernel",
+    "family",
+    "shape",
+    "shape_key",
+    "points",
+    "footprint_bytes",
+    "threads",
+    "placement",
+    "precision",
+    "context",
+    "repetitions",
+    "samples",
+    "t_min",
+    "t_median",
+    "t_iqr",
+    "t_cv",
+    "flop_rate",
+    "byte_rate",
+    "checksum",
+    "valid",
+    "flags",
+    "flops_per_point",
+    "created_at",
+]
+
+
+def resolve_machine(session: Session, machine: str | None = None) -> Machine:
+    """A machine by id, fingerprint prefix or hostname; default: this machine.
+
+    Raises :class:`UserError` naming the fix when nothing (or more than one
+    machine) matches.
+    """
+    if machine is None:
+        fp = detect_machine().fingerprint
+        row = session.scalars(select(Machine).where(Machine.fingerprint == fp)).first()
+        if row is None:
+            raise UserError(
+                "this machine has no data in the database; run `benchdb collect` first, "
+                "or name another machine with --machine ID|HOSTNAME|FINGERPRINT"
+            )
+        return row
+    rows: Sequence[Machine] = []
+    if machine.isdigit():
+        row = session.get(Machine, int(machine))
+        rows = [row] if row else []
+    if not rows:
+        rows = session.scalars(
+            select(Machine).where(
+                (Machine.fingerprint.startswith(machine)) | (Machine.hostname == machine)
+            )
+        ).all()
+    if len(rows) != 1:
+        known = (
+            ", ".join(
+                f"{m.id}:{m.hostname}:{m.fingerprint[:12]}"
+                for m in session.scalars(select(Machine)).all()
+            )
+            or "none"
+        )
+        what = "no machine matches" if not rows else "several machines match"
+        raise UserError(f"{what} {machine!r}; known machines (id:host:fingerprint): {known}")
+    return rows[0]
+
+
+def measurements_frame(
+    db: Database,
+    *,
+    kernels: Sequence[str] | None = None,
+    run_ids: Sequence[int] | None = None,
+    machine_id: int | None = None,
+    environment_id: int | None = None,
+    threads: Sequence[int] | None = None,
+    precision: str | None = None,
+    context: str | None = None,
+    valid_only: bool = False,
+) -> pd.DataFrame:
+    """Measurements joined with their run and kernel, filtered; one row per point."""
+    stmt = (
+        select(Measurement, Run, Kernel)
+        .join(Run, Measurement.run_id == Run.id)
+        .join(Kernel, Measurement.kernel_id == Kernel.id)
+        .order_by(Measurement.id)
+    )
+    if kernels:
+        stmt = stmt.where(Kernel.name.in_(list(kernels)))
+    if run_ids:
+        stmt = stmt.where(Measurement.run_id.in_(list(run_ids)))
+    if machine_id is not None:
+        stmt = stmt.where(Run.machine_id == machine_id)
+    if environment_id is not None:
+        stmt = stmt.where(Run.environment_id == environment_id)
+    if threads:
+        stmt = stmt.where(Measurement.threads.in_(list(threads)))
+    if precision is not None:
+        stmt = stmt.where(Measurement.precision == precision)
+    if context is not None:
+        stmt = stmt.where(Measurement.context == context)
+    if valid_only:
+        stmt = stmt.where(Measurement.valid.is_(True))
+    rows: list[dict[str, Any]] = []
+    with db.session() as s:
+        for m, r, k in s.execute(stmt):
+            rows.append(
+                {
+                    "measurement_id": m.id,
+                    "run_id": r.id,
+                    "machine_id": r.machine_id,
+                    "environment_id": r.environment_id,
+                    "run_status": r.status,
+                    "run_tags": list(r.tags or []),
+                    "run_started_at": r.started_at,
+                    "kernel": k.name,
+                    "family": k.family,
+                    "shape": tuple(m.shape),
+                    "shape_key": m.shape_key,
+                    "points": m.points,
+                    "footprint_bytes": m.footprint_bytes,
+                    "threads": m.threads,
+                    "placement": m.placement,
+                    "precision": m.precision,
+                    "context": m.context,
+                    "repetitions": m.repetitions,
+                    "samples": list(m.samples),
+                    "t_min": m.t_min,
+                    "t_median": m.t_median,
+                    "t_iqr": m.t_iqr,
+                    "t_cv": m.t_cv,
+                    "flop_rate": m.flop_rate,
+                    "byte_rate": m.byte_rate,
+                    "checksum": m.checksum,
+                    "valid": m.valid,
+                    "flags": list(m.flags or []),
+                    "flops_per_point": k.flops_per_point,
+                    "created_at": m.created_at,
+                }
+            )
+    return pd.DataFrame(rows, columns=MEASUREMENT_COLUMNS)
+
+
+def shape_key(shape: Sequence[int]) -> str:
+    """(600, 400) -> '600x400': the canonical text form of a problem shape."""
+    return "x".join(str(int(d)) for d in shape)
+
+
+def parse_shape(text: str, ndim: int | None = None) -> tuple[int, ...]:
+    """'600x400' -> (600, 400); one-line errors for zero, negative or malformed shapes."""
+    parts = text.lower().replace("×", "x").split("x")
+    try:
+        shape = tuple(int(p) for p in parts)
+    except ValueError:
+        raise UserError(
+            f"shape {text!r} is not like 600x400; give positive integers separated by 'x'"
+        ) from None
+    if any(d <= 0 for d in shape):
+        raise UserError(
+            f"shape {text!r} has a zero or negative extent; every extent must be a positive integer"
+        )
+    if ndim is not None and len(shape) != ndim:
+        raise UserError(
+            f"shape {text!r} has {len(shape)} extent(s) but this kernel takes "
+            f"{ndim} (e.g. {'x'.join(['100'] * ndim)})"
+        )
+    return shape

@@ -1,0 +1,37 @@
+"""Human units for tables (storage is SI: seconds, bytes, flop/s, B/s)."""
+
+from __future__ import annotations
+
+import math
+
+
+def _scaled(value: float, base: float, units: list[str]) -> tuple[float, str]:
+    i = 0
+    while abs(value) >= base and i < len(units) - 1:
+        value /= base
+        i += 1
+    return value, units[i]
+
+
+def fmt_bytes(n: float | None) -> str:
+    if n is None or (isinstance(n, float) and math.isnan(n)):
+        return "-"
+    v, u = _scaled(float(n), 1024.0, ["B", "KiB", "MiB", "GiB", "TiB"])
+    return f"{v:.0f} {u}" if u == "B" else f"{v:.3g} {u}"
+
+
+def fmt_rate(r: float | None, unit: str = "flop/s") -> str:
+    if r is None or (isinstance(r, float) and math.isnan(r)):
+        return "-"
+    v, p = _scaled(float(r), 1000.0, ["", "k", "M", "G", "T", "P"])
+    return f"{v:.3g} {p}{unit}"
+
+
+def fmt_seconds(t: float | None) -> str:
+    if t is None or (isinstance(t, float) and math.isnan(t)):
+        return "-"
+    t = float(t)
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if abs(t) >= scale:
+            return f"{t / scale:.3g} {unit}"
+    return f"{t / 1e-9:.3g} ns"

@@ -1,0 +1,1 @@
+"""Alembic migration environment and revisions (installed as benchdb.migrations)."""

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Set up (if needed) and run the test suite: the README's test command.
+# Creates ./.venv, installs benchdb with its test extras, lints, then runs pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".[test]"
+.venv/bin/ruff check .
+set +e
+.venv/bin/python -m pytest "$@"
+status=$?
+set -e
+if [ "$status" -eq 5 ]; then
+  echo "pytest collected no tests: failing, a suite that tests nothing is not green" >&2
+  exit 1
+fi
+exit "$status"

@@ -1,0 +1,111 @@
+"""``benchdb machine`` and ``benchdb db``, and their bad-input paths (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select, text
+
+from benchdb.db.engine import make_engine, open_database
+from benchdb.db.models import Machine
+
+
+def benchdb(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real console entry point in a subprocess."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "benchdb", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=120,
+    )
+
+
+def assert_user_error(proc: subprocess.CompletedProcess[str], needle: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert needle in proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, proc.stderr
+
+
+def test_machine_show_json_reports_caches() -> None:
+    proc = benchdb("machine", "show", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    names = {c["name"] for c in data["caches"]}
+    assert {"L1d", "L2"} <= names
+    assert len(data["fingerprint"]) == 64
+
+
+def test_machine_register_is_idempotent(db_url: str) -> None:
+    for _ in range(2):
+        proc = benchdb("machine", "register", "--db", db_url, "--json")
+        assert proc.returncode == 0, proc.stderr
+    db = open_database(db_url)
+    with db.session() as s:
+        assert s.scalar(select(func.count()).select_from(Machine)) == 1
+
+
+def test_root_db_option_and_env_var(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    assert benchdb("--db", f"sqlite:///{a}", "machine", "register").returncode == 0
+    assert benchdb("machine", "register", env={"BENCHDB_URL": f"sqlite:///{b}"}).returncode == 0
+    assert a.exists() and b.exists()
+
+
+def test_db_upgrade_and_current(db_url: str) -> None:
+    assert benchdb("db", "upgrade", "--db", db_url).returncode == 0
+    proc = benchdb("db", "current", "--db", db_url, "--json")
+    assert json.loads(proc.stdout)["up_to_date"] is True
+
+
+def test_unreachable_postgres_is_exit_2_and_hides_password() -> None:
+    proc = benchdb(
+        "machine", "register", "--db", "postgresql+psycopg://bob:s3cret@127.0.0.1:1/nodb"
+    )
+    assert_user_error(proc, "cannot reach database")
+    assert "s3cret" not in proc.stderr + proc.stdout
+
+
+def test_unwritable_sqlite_path_is_exit_2(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    proc = benchdb("machine", "register", "--db", f"sqlite:///{blocker}/sub/x.sqlite")
+    assert_user_error(proc, "--db sqlite:///PATH")
+
+
+def test_garbage_url_is_exit_2() -> None:
+    assert_user_error(benchdb("machine", "register", "--db", "not a url"), "cannot parse")
+
+
+def test_database_newer_than_code_is_exit_2_and_unchanged(db_url: str) -> None:
+    open_database(db_url).close()
+    eng = make_engine(db_url)
+    with eng.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = 'ffffffffffff'"))
+    proc = benchdb("machine", "register", "--db", db_url)
+    assert_user_error(proc, "newer than this benchdb")
+    with eng.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM machine")).scalar() == 0
+        assert (
+            conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "ffffffffffff"
+        )
+    eng.dispose()
+
+
+@pytest.mark.parametrize("args", [["machine", "show", "--bogus"], ["db", "nope"]])
+def test_invalid_options_exit_2(args: list[str]) -> None:
+    assert benchdb(*args).returncode == 2
+
+
+def test_help_teaches() -> None:
+    proc = benchdb("--help")
+    assert proc.returncode == 0
+    assert "collect" in proc.stdout and "machine" in proc.stdout

@@ -1,0 +1,88 @@
+"""Shared fixtures.
+
+``db_url`` runs a test on the embedded SQLite *and* on the real PostgreSQL
+server named by ``BENCHDB_TEST_POSTGRES`` (default: the local server on
+127.0.0.1:5432, database ``test``).  Each PostgreSQL test gets a schema of its
+own (``search_path`` set in the URL) that is dropped afterwards.  Where no
+server answers, the PostgreSQL half is skipped with the reason -- unless
+``BENCHDB_REQUIRE_POSTGRES=1`` (CI), where it fails instead.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from urllib.parse import quote
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.exc import OperationalError
+
+from benchdb.db.engine import Database, open_database
+
+PG_DEFAULT = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+
+def postgres_base_url() -> str:
+    return os.environ.get("BENCHDB_TEST_POSTGRES", PG_DEFAULT)
+
+
+def _postgres_unavailable_reason() -> str | None:
+    try:
+        eng = create_engine(postgres_base_url(), connect_args={"connect_timeout": 3})
+        with eng.connect() as conn:
+            conn.execute(text("SELECT 1"))
+        eng.dispose()
+    except OperationalError as exc:
+        return f"no PostgreSQL at {postgres_base_url()} ({str(exc.orig).splitlines()[0]})"
+    return None
+
+
+_PG_REASON: str | bool | None = False  # False: not probed yet
+
+
+def _require_postgres() -> None:
+    global _PG_REASON
+    if _PG_REASON is False:
+        _PG_REASON = _postgres_unavailable_reason()
+    if _PG_REASON:
+        if os.environ.get("BENCHDB_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"BENCHDB_REQUIRE_POSTGRES=1 but {_PG_REASON}")
+        pytest.skip(str(_PG_REASON))
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A URL whose ``search_path`` is a fresh, empty schema on the real server."""
+    _require_postgres()
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(postgres_base_url())
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    sep = "&" if "?" in postgres_base_url() else "?"
+    yield f"{postgres_base_url()}{sep}options={quote(f'-csearch_path={schema}')}"
+    with admin.begin() as conn:
+        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+    admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request: pytest.FixtureRequest, tmp_path) -> str:
+    """A URL to an empty database: SQLite file, or a PostgreSQL schema."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'bench.sqlite'}"
+    return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture
+def db(db_url: str) -> Iterator[Database]:
+    """An open database at the code's schema head."""
+    database = open_database(db_url)
+    yield database
+    database.close()
+
+
+@pytest.fixture
+def sqlite_url(tmp_path) -> str:
+    return f"sqlite:///{tmp_path / 'bench.sqlite'}"

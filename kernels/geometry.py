@@ -1,0 +1,110 @@
+"""Problem shapes: validation, points per repetition and memory footprint.
+
+Pure Python (no numpy, no numba) so that the predictor can compute the
+footprint of any shape it is asked about (paper 003 eq. 9) without importing
+the compiled code.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from math import prod
+
+from .api import DTYPE_BYTES, Shape
+
+INDEX_BYTES = 8  # column offsets of the tridiagonal batch are int64
+
+
+def itemsize(precision: str) -> int:
+    """Bytes per element; ``ValueError`` naming the valid precisions otherwise."""
+    try:
+        return DTYPE_BYTES[precision]
+    except KeyError:
+        valid = ", ".join(DTYPE_BYTES)
+        raise ValueError(f"unknown precision {precision!r}; use one of: {valid}") from None
+
+
+def column_length(col, nlevels: int):
+    """Levels in water column ``col`` (an int or an integer numpy array).
+
+    Ocean columns differ in depth (paper 004 section 10.1: the Baltic Sea
+    domain mixes 1-level and 100-level columns).  Lengths run from
+    ceil(nlevels/2) to nlevels; the multiplier 37 scatters them so that
+    neighbouring columns differ, deterministically.
+    """
+    low = (nlevels + 1) // 2
+    return low + (col * 37) % (nlevels - low + 1)
+
+
+def tridiag_points(ncols: int, nlevels: int) -> int:
+    """Total levels over all columns, in O(nlevels) rather than O(ncols)."""
+    span = nlevels - (nlevels + 1) // 2 + 1
+    full, rest = divmod(ncols, span)
+    period = sum(column_length(c, nlevels) for c in range(span))
+    return full * period + sum(column_length(c, nlevels) for c in range(rest))
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """How a benchmark's shape maps to points and bytes.
+
+    ``min_extent`` is the smallest allowed value of every extent (3 for
+    stencils, which need an interior point).  ``points`` counts the points
+    each repetition updates; ``elements`` the elements of all arrays.
+    """
+
+    ndim: int
+    min_extent: int
+    points: Callable[[Shape], int]
+    elements: Callable[[Shape], int]
+    extra_bytes: Callable[[Shape], int] = lambda shape: 0
+
+    def validate(self, shape: Shape) -> Shape:
+        """The shape as a tuple of ints; ``ValueError`` saying what is wrong otherwise."""
+        try:
+            shape = tuple(operator.index(n) for n in shape)
+        except TypeError:
+            raise ValueError(f"shape {shape!r} must be {self.ndim} integers") from None
+        if len(shape) != self.ndim:
+            raise ValueError(f"shape {shape!r} must be {self.ndim} integers")
+        if min(shape) < self.min_extent:
+            raise ValueError(f"shape {shape!r}: every extent must be >= {self.min_extent}")
+        return shape
+
+    def footprint_bytes(self, shape: Shape, precision: str) -> int:
+        shape = self.validate(shape)
+        return self.elements(shape) * itemsize(precision) + self.extra_bytes(shape)
+
+
+def _interior(shape: Shape) -> int:
+    return prod(n - 2 for n in shape)
+
+
+def arrays_of(count: int, points_per_array: Callable[[Shape], int]) -> Callable[[Shape], int]:
+    return lambda shape: count * points_per_array(shape)
+
+
+SHALLOW = Geometry(
+    ndim=2,
+    min_extent=1,
+    points=lambda s: s[0] * s[1],
+    # paper 003 eq. (9): (M+1)(N+1) x 13 arrays
+    elements=lambda s: 13 * (s[0] + 1) * (s[1] + 1),
+)
+STENCIL2D = Geometry(ndim=2, min_extent=3, points=_interior, elements=arrays_of(2, prod))
+STENCIL3D = Geometry(ndim=3, min_extent=3, points=_interior, elements=arrays_of(2, prod))
+JACOBI = Geometry(ndim=2, min_extent=3, points=_interior, elements=arrays_of(3, prod))
+TRIDIAG = Geometry(
+    ndim=2,
+    min_extent=1,
+    points=lambda s: tridiag_points(*s),
+    elements=lambda s: 5 * tridiag_points(*s),
+    extra_bytes=lambda s: (s[0] + 1) * INDEX_BYTES,
+)
+
+
+def stream(arrays: int) -> Geometry:
+    """A STREAM kernel over ``arrays`` vectors of length n."""
+    return Geometry(ndim=1, min_extent=1, points=prod, elements=arrays_of(arrays, prod))

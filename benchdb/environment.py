@@ -20,6 +20,9 @@ from . import __version__
 from .hashing import content_hash
 
 ENV_PREFIXES = ("NUMBA_", "OMP_", "KMP_", "GOMP_", "MKL_", "OPENBLAS_", "MPICH_", "I_MPI_")
+# Variables with those prefixes that cannot change a result: where numba
+# would keep a cache must not make the same software a second environment.
+ENV_IGNORED = frozenset({"NUMBA_CACHE_DIR"})
 
 
 def _version(dist: str) -> str:
@@ -83,6 +86,10 @@ def detect_environment(
         benchdb_version=__version__,
         git_commit=git_commit(),
         kernel_release=platform.release(),
-        env_vars={k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)},
+        env_vars={
+            k: v
+            for k, v in sorted(os.environ.items())
+            if k.startswith(ENV_PREFIXES) and k not in ENV_IGNORED
+        },
         options=dict(sorted((options or {}).items())),
     )

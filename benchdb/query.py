@@ -1,15 +1,16 @@
 """Reading measurements back as pandas DataFrames: the one read path that the
 predictor, regression tracking, reports and the CLI share.
 
-Columns are stable and in SI units: see :data:`MEASUREMENT_COLUMNS`.
+Columns are stable and in SI units: see :data:`MEASUREMENT_COLUMNS`.  pandas
+is imported only when a frame is built, so the quick paths that use this
+module's shape and machine helpers (``benchdb predict``) start fast.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -17,6 +18,9 @@ from .db.engine import Database
 from .db.models import Kernel, Machine, Measurement, Run
 from .errors import UserError
 from .machine import detect_machine
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MEASUREMENT_COLUMNS = [
     "measurement_id",
@@ -103,6 +107,8 @@ def measurements_frame(
     valid_only: bool = False,
 ) -> pd.DataFrame:
     """Measurements joined with their run and kernel, filtered; one row per point."""
+    import pandas as pd
+
     stmt = (
         select(Measurement, Run, Kernel)
         .join(Run, Measurement.run_id == Run.id)

@@ -30,7 +30,7 @@ from numba import prange
 
 from .api import Shape
 from .clock import read_overhead_ticks, seconds, tick
-from .jit import Variants, jit, serial, variants
+from .jit import serial, set_threads, variants
 from .registry import LazyBenchmark
 from .shallow_model import (
     STAGGER,
@@ -63,135 +63,142 @@ def _periodic(a, offset_i, offset_j):
         a[i, hj] = a[i, sj]
 
 
-def _smooth(old, cur, new, alpha):
-    """Robert-Asselin time filter over the full array: old = cur + alpha (new - 2 cur + old)."""
-    two = cur.dtype.type(2.0)
-    for j in prange(cur.shape[1]):
-        for i in range(cur.shape[0]):
-            old[i, j] = cur[i, j] + alpha * (new[i, j] - two * cur[i, j] + old[i, j])
-
-
-def _copy(dst, src):
-    for j in prange(dst.shape[1]):
-        for i in range(dst.shape[0]):
-            dst[i, j] = src[i, j]
-
-
-_SMOOTH = variants(_smooth)
-_COPY = variants(_copy)
 # Offsets as literals so that numba sees constants.
 _U, _V, _Z, _P = STAGGER["u"], STAGGER["v"], STAGGER["z"], STAGGER["p"]
 
 
-def _make_phase(parallel: bool):
-    """The phase function, closing over the serial or the parallel helpers."""
-    smooth = _SMOOTH.parallel if parallel else _SMOOTH.serial
-    copy = _COPY.parallel if parallel else _COPY.serial
+def _phase(k, s, c):
+    """Phase ``k`` of one time step (``PHASES[k]``), written once with ``prange``.
 
-    def phase(k, s, c):
-        m = s.p.shape[0] - 1
-        n = s.p.shape[1] - 1
-        half = s.p.dtype.type(0.5)
-        quarter = s.p.dtype.type(0.25)
-        u, v, p, cu, cv, z, h = s.u, s.v, s.p, s.cu, s.cv, s.z, s.h
-        if k == CU:
-            for j in prange(n):
-                for i in range(m):
-                    cu[i + 1, j] = half * (p[i + 1, j] + p[i, j]) * u[i + 1, j]
-        elif k == CV:
-            for j in prange(n):
-                for i in range(m):
-                    cv[i, j + 1] = half * (p[i, j + 1] + p[i, j]) * v[i, j + 1]
-        elif k == Z:
-            for j in prange(n):
-                for i in range(m):
-                    z[i + 1, j + 1] = (
-                        c.fsdx * (v[i + 1, j + 1] - v[i, j + 1])
-                        - c.fsdy * (u[i + 1, j + 1] - u[i + 1, j])
-                    ) / (p[i, j] + p[i + 1, j] + p[i + 1, j + 1] + p[i, j + 1])
-        elif k == H:
-            for j in prange(n):
-                for i in range(m):
-                    h[i, j] = p[i, j] + quarter * (
-                        u[i + 1, j] * u[i + 1, j] + u[i, j] * u[i, j]
-                        + v[i, j + 1] * v[i, j + 1] + v[i, j] * v[i, j]
-                    )
-        elif k == PERIODIC_CVZH:
-            _periodic(cu, _U[0], _U[1])
-            _periodic(cv, _V[0], _V[1])
-            _periodic(z, _Z[0], _Z[1])
-            _periodic(h, _P[0], _P[1])
-        elif k == UNEW:
-            unew, uold = s.unew, s.uold
-            for j in prange(n):
-                for i in range(m):
-                    unew[i + 1, j] = (
-                        uold[i + 1, j]
-                        + c.tdts8 * (z[i + 1, j + 1] + z[i + 1, j])
-                        * (cv[i + 1, j + 1] + cv[i, j + 1] + cv[i, j] + cv[i + 1, j])
-                        - c.tdtsdx * (h[i + 1, j] - h[i, j])
-                    )
-        elif k == VNEW:
-            vnew, vold = s.vnew, s.vold
-            for j in prange(n):
-                for i in range(m):
-                    vnew[i, j + 1] = (
-                        vold[i, j + 1]
-                        - c.tdts8 * (z[i + 1, j + 1] + z[i, j + 1])
-                        * (cu[i + 1, j + 1] + cu[i, j + 1] + cu[i, j] + cu[i + 1, j])
-                        - c.tdtsdy * (h[i, j + 1] - h[i, j])
-                    )
-        elif k == PNEW:
-            pnew, pold = s.pnew, s.pold
-            for j in prange(n):
-                for i in range(m):
-                    pnew[i, j] = (
-                        pold[i, j]
-                        - c.tdtsdx * (cu[i + 1, j] - cu[i, j])
-                        - c.tdtsdy * (cv[i, j + 1] - cv[i, j])
-                    )
-        elif k == PERIODIC_NEW:
-            _periodic(s.unew, _U[0], _U[1])
-            _periodic(s.vnew, _V[0], _V[1])
-            _periodic(s.pnew, _P[0], _P[1])
-        elif k == UOLD:
-            smooth(s.uold, u, s.unew, c.alpha)
+    Compiled twice (serial and ``parallel=True``); :func:`run_steps` picks one
+    and runs any range of phases, so the distributed model
+    (``benchdb.collectors.app``) times the very same compiled loops.
+    """
+    m = s.p.shape[0] - 1
+    n = s.p.shape[1] - 1
+    half = s.p.dtype.type(0.5)
+    quarter = s.p.dtype.type(0.25)
+    u, v, p, cu, cv, z, h = s.u, s.v, s.p, s.cu, s.cv, s.z, s.h
+    if k == CU:
+        for j in prange(n):
+            for i in range(m):
+                cu[i + 1, j] = half * (p[i + 1, j] + p[i, j]) * u[i + 1, j]
+    elif k == CV:
+        for j in prange(n):
+            for i in range(m):
+                cv[i, j + 1] = half * (p[i, j + 1] + p[i, j]) * v[i, j + 1]
+    elif k == Z:
+        for j in prange(n):
+            for i in range(m):
+                z[i + 1, j + 1] = (
+                    c.fsdx * (v[i + 1, j + 1] - v[i, j + 1])
+                    - c.fsdy * (u[i + 1, j + 1] - u[i + 1, j])
+                ) / (p[i, j] + p[i + 1, j] + p[i + 1, j + 1] + p[i, j + 1])
+    elif k == H:
+        for j in prange(n):
+            for i in range(m):
+                h[i, j] = p[i, j] + quarter * (
+                    u[i + 1, j] * u[i + 1, j] + u[i, j] * u[i, j]
+                    + v[i, j + 1] * v[i, j + 1] + v[i, j] * v[i, j]
+                )
+    elif k == PERIODIC_CVZH:
+        _periodic(cu, _U[0], _U[1])
+        _periodic(cv, _V[0], _V[1])
+        _periodic(z, _Z[0], _Z[1])
+        _periodic(h, _P[0], _P[1])
+    elif k == UNEW:
+        unew, uold = s.unew, s.uold
+        for j in prange(n):
+            for i in range(m):
+                unew[i + 1, j] = (
+                    uold[i + 1, j]
+                    + c.tdts8 * (z[i + 1, j + 1] + z[i + 1, j])
+                    * (cv[i + 1, j + 1] + cv[i, j + 1] + cv[i, j] + cv[i + 1, j])
+                    - c.tdtsdx * (h[i + 1, j] - h[i, j])
+                )
+    elif k == VNEW:
+        vnew, vold = s.vnew, s.vold
+        for j in prange(n):
+            for i in range(m):
+                vnew[i, j + 1] = (
+                    vold[i, j + 1]
+                    - c.tdts8 * (z[i + 1, j + 1] + z[i, j + 1])
+                    * (cu[i + 1, j + 1] + cu[i, j + 1] + cu[i, j] + cu[i + 1, j])
+                    - c.tdtsdy * (h[i, j + 1] - h[i, j])
+                )
+    elif k == PNEW:
+        pnew, pold = s.pnew, s.pold
+        for j in prange(n):
+            for i in range(m):
+                pnew[i, j] = (
+                    pold[i, j]
+                    - c.tdtsdx * (cu[i + 1, j] - cu[i, j])
+                    - c.tdtsdy * (cv[i, j + 1] - cv[i, j])
+                )
+    elif k == PERIODIC_NEW:
+        _periodic(s.unew, _U[0], _U[1])
+        _periodic(s.vnew, _V[0], _V[1])
+        _periodic(s.pnew, _P[0], _P[1])
+    elif k <= POLD:
+        # Robert-Asselin time filter over the full array:
+        # old = cur + alpha (new - 2 cur + old)
+        if k == UOLD:
+            old, cur, new = s.uold, u, s.unew
         elif k == VOLD:
-            smooth(s.vold, v, s.vnew, c.alpha)
-        elif k == POLD:
-            smooth(s.pold, p, s.pnew, c.alpha)
+            old, cur, new = s.vold, v, s.vnew
         else:
-            copy(u, s.unew)
-            copy(v, s.vnew)
-            copy(p, s.pnew)
+            old, cur, new = s.pold, p, s.pnew
+        two = p.dtype.type(2.0)
+        for j in prange(n + 1):
+            for i in range(m + 1):
+                old[i, j] = cur[i, j] + c.alpha * (new[i, j] - two * cur[i, j] + old[i, j])
+    else:
+        # the three copies u = unew, v = vnew, p = pnew, one array after another
+        for which in range(3):
+            if which == 0:
+                dst, src = u, s.unew
+            elif which == 1:
+                dst, src = v, s.vnew
+            else:
+                dst, src = p, s.pnew
+            for j in prange(n + 1):
+                for i in range(m + 1):
+                    dst[i, j] = src[i, j]
 
-    return phase
 
-
-PHASE = Variants(*(jit(_make_phase(mode), parallel=mode) for mode in (False, True)))
+PHASE = variants(_phase)
+_PHASE_SERIAL, _PHASE_PARALLEL = PHASE.serial, PHASE.parallel
 
 
 @serial
-def run_steps(phase, s, c, steps, per_phase, ticks):
-    """``steps`` time steps; elapsed ticks of them all.
+def run_steps(parallel, s, c, steps, first, stop, per_phase, ticks):
+    """``steps`` repetitions of phases ``first .. stop-1``; elapsed ticks of them all.
 
+    A whole step is ``first=0, stop=N_PHASES``; the distributed model runs a
+    step in three ranges so it can leave compiled code for its halo exchanges.
     With ``per_phase`` the clock is also read after every phase and each
     phase's ticks are added to ``ticks[phase]``; without it the step has no
     clock inside.  One driver for both keeps the machine code of the steps
-    the same (and compiles the large phase function into one driver, not two).
+    the same.  ``parallel`` picks the ``prange`` compilation of the phases.
     """
     start = tick()
     for _ in range(steps):
         if per_phase:
             t0 = tick()
-            for k in range(N_PHASES):
-                phase(k, s, c)
+            for k in range(first, stop):
+                if parallel:
+                    _PHASE_PARALLEL(k, s, c)
+                else:
+                    _PHASE_SERIAL(k, s, c)
                 t1 = tick()
                 ticks[k] += t1 - t0
                 t0 = t1
         else:
-            for k in range(N_PHASES):
-                phase(k, s, c)
+            for k in range(first, stop):
+                if parallel:
+                    _PHASE_PARALLEL(k, s, c)
+                else:
+                    _PHASE_SERIAL(k, s, c)
     return tick() - start
 
 
@@ -213,9 +220,10 @@ class ShallowPrepared:
     def advance(self, steps: int, constants: StepConstants | None = None,
                 ticks: np.ndarray | None = None) -> int:
         """``steps`` time steps, timed per phase into ``ticks`` if given; elapsed ticks."""
-        phase = PHASE.for_threads(self.threads)
+        set_threads(self.threads)
         per_phase = ticks is not None
-        total = run_steps(phase, self.state, constants or self.constants, steps, per_phase,
+        total = run_steps(self.threads > 1, self.state, constants or self.constants, steps,
+                          0, N_PHASES, per_phase,
                           ticks if per_phase else np.zeros(N_PHASES, dtype=np.int64))
         self.steps_done += steps
         return total

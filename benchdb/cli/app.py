@@ -14,8 +14,80 @@ from typing import Annotated
 import typer
 
 from ..errors import UserError
-from . import db_cmd, machine_cmd
 from .common import err_console
+from .lazy import LazyCommand, make_lazy_group
+
+_DATA, _PREDICT, _TRACK, _MPI, _ADMIN = (
+    "Measure",
+    "Predict",
+    "Track regressions",
+    "Parallel runs",
+    "Database and machine",
+)
+
+COMMANDS: dict[str, LazyCommand] = {
+    "collect": LazyCommand(
+        "collect_cmd",
+        "collect",
+        "Time the kernels across sizes on this machine and store every sample (start here).",
+        _DATA,
+    ),
+    "runs": LazyCommand("runs_cmd", "app", "List collection runs.", _DATA),
+    "measurements": LazyCommand("measurements_cmd", "app", "Read stored measurements.", _DATA),
+    "export": LazyCommand(
+        "transfer_cmd", "export", "Export measurements to CSV, Parquet or JSON.", _DATA
+    ),
+    "import": LazyCommand(
+        "transfer_cmd",
+        "import_",
+        "Import an export file or another benchdb database (idempotent).",
+        _DATA,
+    ),
+    "predict": LazyCommand(
+        "predict_cmd",
+        "predict",
+        "Predict a loop's time at a problem size by memory-footprint lookup.",
+        _PREDICT,
+    ),
+    "validate": LazyCommand(
+        "validate_cmd",
+        "validate",
+        "Measure prediction accuracy (leave-one-out and independent sizes).",
+        _PREDICT,
+    ),
+    "plot": LazyCommand(
+        "plot_cmd", "app", "Performance curves, predicted vs measured, roofline.", _PREDICT
+    ),
+    "compare": LazyCommand(
+        "compare_cmd",
+        "compare",
+        "Did a run get slower than its baseline? Exit 1 on a regression.",
+        _TRACK,
+    ),
+    "history": LazyCommand(
+        "history_cmd", "history", "A kernel's times over runs, with change points.", _TRACK
+    ),
+    "baseline": LazyCommand(
+        "baseline_cmd", "app", "Pin or show the baseline run per machine.", _TRACK
+    ),
+    "report": LazyCommand("report_cmd", "report", "Write a static HTML report.", _TRACK),
+    "comm": LazyCommand(
+        "comm_cmd", "app", "MPI communication: measure, fit models, predict.", _MPI
+    ),
+    "app": LazyCommand(
+        "app_cmd", "app", "Run the distributed shallow-water model, or predict a whole run.", _MPI
+    ),
+    "scenario": LazyCommand(
+        "scenario_cmd",
+        "scenario",
+        "Rank decompositions and rank counts by predicted time and energy.",
+        _MPI,
+    ),
+    "db": LazyCommand("db_cmd", "app", "Create, upgrade and inspect the database schema.", _ADMIN),
+    "machine": LazyCommand(
+        "machine_cmd", "app", "Describe this machine (CPU, caches, memory) and register it.", _ADMIN
+    ),
+}
 
 app = typer.Typer(
     name="benchdb",
@@ -29,6 +101,7 @@ app = typer.Typer(
     ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    cls=make_lazy_group(COMMANDS),
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -47,10 +120,6 @@ def _root(
     """Global options; ``--db`` here applies to the subcommand."""
     if db:
         os.environ["BENCHDB_URL"] = db
-
-
-app.add_typer(db_cmd.app, name="db")
-app.add_typer(machine_cmd.app, name="machine")
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from platformdirs import user_data_path
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -164,17 +164,29 @@ def check_reachable(engine: Engine, url: str) -> None:
         ) from exc
 
 
+def stamped_revision(engine: Engine) -> str | None:
+    """The alembic revision the database is stamped with, read with plain SQL."""
+    with engine.connect() as conn:
+        if not inspect(conn).has_table("alembic_version"):
+            return None
+        return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
 def open_database(url: str | None = None, *, upgrade: bool = True) -> Database:
     """Open the database named by ``url`` (or the default) and check its schema.
 
     A database behind the code is upgraded (``upgrade=True``) or refused; one
     stamped with a revision this code does not know (newer code wrote it) is
-    always refused.  Nothing is written when it is refused.
+    always refused.  Nothing is written when it is refused.  A database already
+    at :data:`~.models.SCHEMA_HEAD` is opened without importing alembic.
     """
-    from .migrate import ensure_schema
+    from .models import SCHEMA_HEAD
 
     resolved = resolve_url(url)
     engine = make_engine(resolved)
     check_reachable(engine, resolved)
-    ensure_schema(engine, resolved, upgrade=upgrade)
+    if stamped_revision(engine) != SCHEMA_HEAD:
+        from .migrate import ensure_schema
+
+        ensure_schema(engine, resolved, upgrade=upgrade)
     return Database(resolved, engine)

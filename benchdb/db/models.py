@@ -38,6 +38,11 @@ NAMING = {
 
 RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 
+# The alembic revision that creates exactly this metadata.  Opening a database
+# already at this revision needs no alembic import (a fast `benchdb predict`);
+# tests/db/test_migrations.py fails if a new revision forgets to bump it.
+SCHEMA_HEAD = "0002"
+
 
 def utcnow() -> datetime:
     """Timezone-aware now; stored as UTC."""
@@ -255,3 +260,41 @@ class Baseline(Base):
     machine_id: Mapped[int] = mapped_column(ForeignKey("machine.id"), primary_key=True)
     run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"))
     set_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class AppRun(Base):
+    """One whole run of the distributed shallow-water model (``benchdb app run``).
+
+    The measured side of the application model (paper 001 section 4, paper 003
+    section I): a global ``grid`` split ``px`` x ``py`` over ``ranks`` MPI
+    processes for ``steps`` time steps.  ``total_seconds`` is the slowest
+    rank's time-stepping wall time; ``rank_seconds`` each rank's.
+    ``loop_seconds`` and ``exchange_seconds`` hold, per rank (a list indexed by
+    rank), a mapping from loop / exchanged field to seconds summed over the
+    steps.  ``energy`` records package and DRAM joules where RAPL was readable
+    (``{"source": "rapl", ...}``) or why not (``{"source": "none", ...}``).
+    """
+
+    __tablename__ = "app_run"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), index=True)
+    application: Mapped[str] = mapped_column(String(64), default="shallow")
+    grid: Mapped[list[Any]] = mapped_column(JSON)
+    grid_key: Mapped[str] = mapped_column(String(64))
+    px: Mapped[int] = mapped_column(Integer)
+    py: Mapped[int] = mapped_column(Integer)
+    ranks: Mapped[int] = mapped_column(Integer)
+    steps: Mapped[int] = mapped_column(Integer)
+    precision: Mapped[str] = mapped_column(String(16), default="float64")
+    threads: Mapped[int] = mapped_column(Integer, default=1)
+    total_seconds: Mapped[float] = mapped_column(Float)
+    rank_seconds: Mapped[list[Any]] = mapped_column(JSON)
+    loop_seconds: Mapped[list[Any]] = mapped_column(JSON)
+    exchange_seconds: Mapped[list[Any]] = mapped_column(JSON)
+    energy: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    checksum: Mapped[float | None] = mapped_column(Float)
+    info: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    run: Mapped[Run] = relationship()

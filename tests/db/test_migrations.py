@@ -9,7 +9,7 @@ from sqlalchemy import text
 
 from benchdb.db.engine import make_engine, open_database
 from benchdb.db.migrate import current_revision, head_revision
-from benchdb.db.models import Base
+from benchdb.db.models import SCHEMA_HEAD, Base
 from benchdb.errors import UserError
 
 
@@ -17,6 +17,11 @@ def test_autogenerate_finds_no_difference(db) -> None:
     with db.engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
     assert diff == []
+
+
+def test_schema_head_constant_matches_alembic() -> None:
+    """A new revision must bump ``SCHEMA_HEAD`` (the fast open path trusts it)."""
+    assert head_revision() == SCHEMA_HEAD
 
 
 def test_open_creates_schema_at_head(db_url: str) -> None:

@@ -1,0 +1,287 @@
+"""The whole-application model: predicted time of a distributed shallow-water run.
+
+DESIGN.md "Whole application", after Kerbyson & Jones (paper 001 eq. 1-5):
+
+    T_rank = sum_loops N_itr * T_loop(local footprint)
+             + N_exchanges * T_halo(local edges) + N_reductions * T_allreduce
+
+and the slowest rank sets the run time.  ``T_loop`` comes from the footprint
+lookup (paper 003 eq. 8-9, :func:`benchdb.predict.predict`) at the rank's
+*local* block; ``T_halo`` from the halo model (:func:`benchdb.comm.halo.predict_halo2d`,
+paper 001 eq. 8 and 10: X then Y phase, message size from the local edge x
+halo width x one field x element size).  Each field's halo is a one-sided
+shift (one message per phase and rank, see :mod:`.shallow_app`), so the
+contention factor defaults to 1.  A single rank has no exchanges: it runs the
+serial model's periodic boundary updates (kernel ``shallow.boundary``).
+
+Options: ``overlap`` (communication hidden behind computation,
+``max(T_comp, T_comm)`` instead of their sum); the curves of a *populated*
+node (paper 001 section 4 keeps separate per-cell curves for one and for four
+processes per node: memory bandwidth and the last-level cache are shared, so
+a rank computes more slowly when its neighbours on the node are busy);
+what-if scalings of compute rate, bandwidth and latency (paper 001 section 5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..comm.halo import predict_halo2d
+from ..comm.params import CommParams
+from ..comm.postal import PiecewisePostal
+from ..errors import UserError
+from ..kernels.api import DTYPE_BYTES
+from .decomposition import Decomposition
+from .shallow_app import BOUNDARY_KERNEL, EXCHANGED_FIELDS, HALO_WIDTH, STEP_KERNELS
+
+SINGLE_CONTEXT = "fullstep"
+
+
+def populated_context(ranks_per_node: int) -> str:
+    """Timing context of the loop curves measured with ``ranks_per_node`` busy processes."""
+    return SINGLE_CONTEXT if ranks_per_node <= 1 else f"fullstep:ppn{ranks_per_node}"
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """What-if factors: rates multiply (2 = twice as fast); latency multiplies alpha."""
+
+    compute: float = 1.0
+    bandwidth: float = 1.0
+    latency: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("compute", "bandwidth", "latency"):
+            if not getattr(self, name) > 0:
+                raise UserError(f"--scale-{name} must be positive, got {getattr(self, name)}")
+
+    def apply(self, params: CommParams) -> CommParams:
+        """The communication parameters with alpha x latency and bandwidths x bandwidth."""
+        if (self.bandwidth, self.latency) == (1.0, 1.0):
+            return params
+        lat, bw = self.latency, self.bandwidth
+        postal = {
+            p: PiecewisePostal(
+                tuple(replace(r, alpha=r.alpha * lat, beta=r.beta / bw) for r in pw.regimes)
+            )
+            for p, pw in params.postal.items()
+        }
+        maxrate = {
+            p: tuple(
+                replace(
+                    r,
+                    alpha=r.alpha * lat,
+                    beta=None if r.beta is None else r.beta / bw,
+                    r_cb=None if r.r_cb is None else r.r_cb * bw,
+                    r_ci=None if r.r_ci is None else r.r_ci * bw,
+                )
+                for r in regs
+            )
+            for p, regs in params.maxrate.items()
+        }
+        return replace(params, postal=postal, maxrate=maxrate, name=f"{params.name} (scaled)")
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """How to predict: data selection, overlap, populated node, what-if scaling."""
+
+    method: str | None = None
+    machine: str | None = None
+    populated: bool = True
+    overlap: bool = False
+    ranks_per_node: int | None = None
+    scaling: Scaling = field(default_factory=Scaling)
+    contention: tuple[float, float] = (1.0, 1.0)
+
+
+@dataclass(frozen=True)
+class AppCase:
+    """One scenario: global grid, decomposition, timed steps, precision, reductions."""
+
+    grid: tuple[int, int]
+    decomp: Decomposition
+    steps: int
+    precision: str = "float64"
+    diag_every: int = 0
+
+    @property
+    def local(self) -> tuple[int, int]:
+        return self.decomp.local_shape(self.grid)
+
+    @property
+    def reductions(self) -> int:
+        return self.steps // self.diag_every if self.diag_every else 0
+
+
+@dataclass
+class AppPrediction:
+    """Predicted seconds of one case, with the breakdown (per rank; all ranks are alike)."""
+
+    case: AppCase
+    loops: dict[str, float]
+    exchanges: dict[str, float]
+    reduction_s: float
+    overlap: bool
+    context: str
+    extrapolated: list[str]
+    comm: dict[str, Any]
+
+    @property
+    def compute_s(self) -> float:
+        return sum(self.loops.values())
+
+    @property
+    def exchange_s(self) -> float:
+        return sum(self.exchanges.values())
+
+    @property
+    def total_s(self) -> float:
+        comm = self.exchange_s + self.reduction_s
+        return max(self.compute_s, comm) if self.overlap else self.compute_s + comm
+
+    @property
+    def dominant(self) -> str:
+        """The term that costs most: a loop name, ``exchanges`` or ``reductions``."""
+        terms = {**self.loops, "exchanges": self.exchange_s, "reductions": self.reduction_s}
+        return max(terms, key=terms.get)
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.case
+        return {
+            "grid": list(c.grid),
+            "decomposition": c.decomp.key,
+            "ranks": c.decomp.ranks,
+            "local_shape": list(c.local),
+            "steps": c.steps,
+            "precision": c.precision,
+            "total_s": self.total_s,
+            "compute_s": self.compute_s,
+            "exchange_s": self.exchange_s,
+            "reduction_s": self.reduction_s,
+            "dominant": self.dominant,
+            "overlap": self.overlap,
+            "context": self.context,
+            "loops_s": self.loops,
+            "exchanges_s": self.exchanges,
+            "extrapolated": self.extrapolated,
+            "comm": self.comm,
+        }
+
+
+def _kernels_for(case: AppCase) -> tuple[str, ...]:
+    return (*STEP_KERNELS, BOUNDARY_KERNEL) if case.decomp.ranks == 1 else STEP_KERNELS
+
+
+def _ranks_on_node(case: AppCase, options: ModelOptions, comm: CommParams | None) -> int:
+    rpn = options.ranks_per_node or (comm.ranks_per_node if comm else None) or case.decomp.ranks
+    return min(rpn, case.decomp.ranks)
+
+
+def _compute(
+    db: Any, cases: Sequence[AppCase], contexts: Sequence[str], options: ModelOptions
+) -> list[tuple[dict[str, float], list[str]]]:
+    """Per case, seconds per kernel (N_itr = steps) and the kernels that extrapolated.
+
+    One predictor call per (kernel, precision, context) with every local shape
+    at once: the fit is built (or read back) once.
+    """
+    from ..predict import DEFAULT_METHOD, predict
+
+    out: list[tuple[dict[str, float], list[str]]] = [({}, []) for _ in cases]
+    groups: dict[tuple[str, str, str], list[int]] = {}
+    for i, (case, ctx) in enumerate(zip(cases, contexts, strict=True)):
+        for kernel in _kernels_for(case):
+            groups.setdefault((kernel, case.precision, ctx), []).append(i)
+    for (kernel, precision, ctx), idx in groups.items():
+        try:
+            frame = predict(
+                db,
+                kernel,
+                [cases[i].local for i in idx],
+                iterations=[cases[i].steps for i in idx],
+                threads=1,
+                method=options.method or DEFAULT_METHOD,
+                precision=precision,
+                machine=options.machine,
+                context=ctx,
+            )
+        except UserError as exc:
+            if ctx == SINGLE_CONTEXT:
+                raise
+            ppn = ctx.rsplit("ppn", 1)[1]
+            raise UserError(
+                f"{exc}; measure the curves of a node with {ppn} busy processes with "
+                f"`benchdb app calibrate --ranks {ppn}`, or predict with --single-process-curves"
+            ) from exc
+        for i, t, ext in zip(idx, frame["time_s"], frame["extrapolated"], strict=True):
+            out[i][0][kernel] = float(t) / options.scaling.compute
+            if ext:
+                out[i][1].append(kernel)
+    return out
+
+
+def _exchanges(case: AppCase, comm: CommParams, options: ModelOptions, rpn: int):
+    """Seconds per 'field.axis' over all steps, and the halo model's description."""
+    halo = predict_halo2d(
+        options.scaling.apply(comm),
+        (case.decomp.px, case.decomp.py),
+        case.local,
+        halo=HALO_WIDTH,
+        fields=1,
+        word_bytes=DTYPE_BYTES[case.precision],
+        ranks_per_node=rpn,
+        contention=options.contention,
+    )
+    per_axis = {p.phase: p.seconds * case.steps for p in halo.phases}
+    exchanges = {f"{f}.{ax}": per_axis[ax] for f in EXCHANGED_FIELDS for ax in ("x", "y")}
+    return exchanges, halo.to_dict()
+
+
+def _reduction(case: AppCase, comm: CommParams, options: ModelOptions, rpn: int) -> float:
+    if not case.reductions or case.decomp.ranks == 1:
+        return 0.0
+    params = options.scaling.apply(comm)
+    inter = case.decomp.ranks > rpn
+    p2p = params.postal[params.placement_for(inter)].time
+    nbytes = DTYPE_BYTES["float64"]
+    if params.allreduce is not None:
+        seconds = params.allreduce.time(case.decomp.ranks, nbytes, p2p)[0]
+    else:
+        from ..comm.allreduce import tree_time
+
+        seconds = tree_time(case.decomp.ranks, nbytes, p2p)
+    return case.reductions * seconds
+
+
+def predict_app(
+    db: Any,
+    cases: Sequence[AppCase],
+    comm: CommParams | None,
+    options: ModelOptions | None = None,
+) -> list[AppPrediction]:
+    """Predictions for ``cases`` (one predictor fit per kernel for all of them)."""
+    options = options or ModelOptions()
+    rpns = [_ranks_on_node(c, options, comm) for c in cases]
+    contexts = [populated_context(r) if options.populated else SINGLE_CONTEXT for r in rpns]
+    if comm is None and any(c.decomp.ranks > 1 for c in cases):
+        raise UserError(
+            "no communication parameters: run `benchdb comm collect` on this machine, "
+            "or pass --machine-file FILE (a bundled name such as summit, or your own)"
+        )
+    computed = _compute(db, cases, contexts, options)
+    results = []
+    for case, ctx, rpn, (loops, extrap) in zip(cases, contexts, rpns, computed, strict=True):
+        if case.decomp.ranks == 1:
+            exchanges, described, reduction = {}, {"model": "serial periodic boundary"}, 0.0
+        else:
+            exchanges, described = _exchanges(case, comm, options, rpn)
+            reduction = _reduction(case, comm, options, rpn)
+        results.append(
+            AppPrediction(
+                case, loops, exchanges, reduction, options.overlap, ctx, extrap, described
+            )
+        )
+    return results

@@ -1,0 +1,56 @@
+"""Measured application runs read back: one summary per ``app_run`` row.
+
+Per-loop and per-exchange times are given for the slowest rank (the rank
+with the largest total), which is what the model's "slowest rank wins"
+compares with.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from ..db.engine import Database
+from ..db.models import AppRun, Run
+from ..errors import UserError
+
+
+def _summary(row: AppRun, run: Run) -> dict[str, Any]:
+    slowest = max(range(row.ranks), key=lambda r: row.rank_seconds[r])
+    return {
+        "app_run_id": row.id,
+        "run_id": row.run_id,
+        "machine_id": run.machine_id,
+        "grid": list(row.grid),
+        "decomposition": f"{row.px}x{row.py}",
+        "ranks": row.ranks,
+        "steps": row.steps,
+        "precision": row.precision,
+        "total_s": row.total_seconds,
+        "rank_s": list(row.rank_seconds),
+        "slowest_rank": slowest,
+        "loops_s": dict(row.loop_seconds[slowest]),
+        "exchanges_s": dict(row.exchange_seconds[slowest]),
+        "reduction_s": (row.info or {}).get("reduction_seconds", [0.0] * row.ranks)[slowest],
+        "energy": dict(row.energy or {}),
+        "mass": row.checksum,
+        "tags": list(run.tags or []),
+        "created_at": row.created_at,
+    }
+
+
+def app_run_summary(db: Database, app_run_id: int) -> dict[str, Any]:
+    with db.session() as s:
+        row = s.get(AppRun, app_run_id)
+        if row is None:
+            raise UserError(f"no app run {app_run_id}; `benchdb app runs` lists them")
+        return _summary(row, row.run)
+
+
+def app_runs(db: Database, *, tag: str | None = None) -> list[dict[str, Any]]:
+    """Every stored app run (optionally with ``tag``), oldest first."""
+    with db.session() as s:
+        rows = s.execute(select(AppRun, Run).join(Run, AppRun.run_id == Run.id).order_by(AppRun.id))
+        out = [_summary(a, r) for a, r in rows]
+    return [r for r in out if tag is None or tag in r["tags"]]

@@ -1,0 +1,40 @@
+"""The shallow-water application as the model sees it: what one time step does.
+
+DESIGN.md "Whole application" and paper 003 Listing 1: per step, ten update
+loops (Table I), three copies, and seven periodic boundary updates; in the
+distributed model each boundary update is a halo exchange of one field.
+The seven exchanged fields are the ones the serial code makes periodic
+(Fortran loops 110/115 after the first four loops, 210/215 after the next
+three): ``cu, cv, z, h`` and ``unew, vnew, pnew``.  u, v, p and the old
+fields need none: the time filter and the copies run over the full arrays,
+halos included, from fields whose halos are already current.
+
+Every field is staggered so that it has exactly one halo row and one halo
+column (:data:`benchdb.kernels.shallow_model.STAGGER`), so an exchange is a
+one-directional shift per axis: X phase first (rows of ``nl + 1`` elements),
+then Y phase (columns of ``ml + 1`` elements, halo row included so that the
+corner arrives), as POP's two sequential phases (paper 001 eq. 8).
+"""
+
+from __future__ import annotations
+
+from ..kernels.catalog import SHALLOW_LOOPS
+
+HALO_WIDTH = 1
+LOOP_KERNELS: tuple[str, ...] = tuple(f"shallow.{name}" for name in SHALLOW_LOOPS)
+COPY_KERNEL = "shallow.copy"
+BOUNDARY_KERNEL = "shallow.boundary"
+# Everything the compute side of one step runs, each once per step (N_itr = steps).
+STEP_KERNELS: tuple[str, ...] = (*LOOP_KERNELS, COPY_KERNEL)
+EXCHANGED_FIELDS: tuple[str, ...] = ("cu", "cv", "z", "h", "unew", "vnew", "pnew")
+AXES = ("x", "y")
+
+
+def message_elements(local_shape: tuple[int, int], axis: str) -> int:
+    """Elements one halo message carries along ``axis`` (one field, halo width 1).
+
+    The X phase sends a row of the (ml+1) x (nl+1) local array, the Y phase a
+    column; both include the halo element at the row's (column's) end.
+    """
+    ml, nl = local_shape
+    return HALO_WIDTH * ((nl + 1) if axis == "x" else (ml + 1))

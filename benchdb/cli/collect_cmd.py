@@ -1,0 +1,258 @@
+"""``benchdb collect``: populate the database on this machine (issue 4).
+
+A thin layer over :func:`benchdb.collectors.sweep.run_sweep`: parse and check
+the options (bad input exits 2 before anything is allocated or written), show
+a progress bar, print a per-kernel summary at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from ..errors import UserError
+from ..machine import detect_machine
+from ..query import measurements_frame, shape_key
+from ..units import fmt_bytes, fmt_seconds
+from .common import DbOption, JsonOption, err_console, open_db, print_json, print_table
+from .measurements_cmd import rate_text
+
+
+class ProgressObserver:
+    """A rich progress bar on stderr: current kernel, size, points done, ETA."""
+
+    def __init__(self) -> None:
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=err_console,
+            transient=False,
+        )
+        self.task: Any = None
+
+    def started(self, run_id: int, todo: Sequence[Any], stored: int, resumed: bool) -> None:
+        verb = (
+            f"continuing run {run_id} ({stored} points already stored)"
+            if resumed
+            else (f"run {run_id}")
+        )
+        err_console.print(f"collecting {len(todo)} points, {verb}")
+        self.progress.start()
+        self.task = self.progress.add_task("starting", total=len(todo))
+
+    def point_started(self, point: Any) -> None:
+        self.progress.update(
+            self.task,
+            description=f"{point.benchmark} {shape_key(point.shape)} "
+            f"({fmt_bytes(point.footprint_bytes)}, {point.threads}t, {point.precision})",
+        )
+
+    def point_finished(self, point: Any) -> None:
+        self.progress.advance(self.task)
+
+    def stop(self) -> None:
+        self.progress.stop()
+
+
+def summary_rows(db: Any, run_id: int) -> list[dict[str, Any]]:
+    """Per kernel, precision and threads: points, footprints, peak and largest-size rate."""
+    frame = measurements_frame(db, run_ids=[run_id])
+    rows = []
+    for (kernel, precision, threads), g in frame.groupby(
+        ["kernel", "precision", "threads"], sort=False
+    ):
+        g = g.sort_values("footprint_bytes")
+        rate = g["flop_rate"] if g["flop_rate"].notna().any() else g["byte_rate"]
+        best = g.loc[rate.idxmax()] if rate.notna().any() else g.iloc[-1]
+        rows.append(
+            {
+                "kernel": kernel,
+                "precision": precision,
+                "threads": int(threads),
+                "points": len(g),
+                "footprint_min": int(g["footprint_bytes"].iloc[0]),
+                "footprint_max": int(g["footprint_bytes"].iloc[-1]),
+                "peak": rate_text(best.to_dict()),
+                "peak_footprint": int(best["footprint_bytes"]),
+                "largest": rate_text(g.iloc[-1].to_dict()),
+                "noisy": int(sum("noisy" in f for f in g["flags"])),
+            }
+        )
+    return rows
+
+
+SUMMARY_COLUMNS = [
+    ("kernel", "kernel", None),
+    ("setting", "setting", None),
+    ("points", "points", None),
+    ("footprints", "footprints", None),
+    ("peak_at", "peak rate", None),
+    ("largest", "at largest", None),
+    ("noisy", "noisy", None),
+]
+
+
+def _table_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A summary row in human units, narrow enough for an 80-column terminal."""
+    return {
+        **row,
+        "setting": f"{row['precision']} {row['threads']}t",
+        "footprints": f"{fmt_bytes(row['footprint_min'])}-{fmt_bytes(row['footprint_max'])}",
+        "peak_at": f"{row['peak']} @ {fmt_bytes(row['peak_footprint'])}",
+    }
+
+
+def collect(
+    kernels: Annotated[
+        str | None,
+        typer.Option(
+            "--kernels",
+            "-k",
+            help="Comma-separated benchmarks (shallow, stencil2d5, stream.triad...), families "
+            "(stream, stencil) or kernels (shallow.cu selects the whole shallow step). "
+            "Default: all.",
+        ),
+    ] = None,
+    sizes: Annotated[
+        str | None,
+        typer.Option(
+            help="Explicit shapes instead of the automatic sweep, e.g. 100x100,200x300 "
+            "(each benchmark takes those with its number of extents)."
+        ),
+    ] = None,
+    footprints: Annotated[
+        str | None,
+        typer.Option(
+            help="Explicit footprints, e.g. 1MiB,64MiB: each benchmark gets the "
+            "square shape nearest each."
+        ),
+    ] = None,
+    threads: Annotated[str, typer.Option(help="Thread counts, e.g. 1,2.")] = "1",
+    precision: Annotated[str, typer.Option(help="float64, float32 or both.")] = "float64",
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Coarse sweep with 5 ms samples: a first look.")
+    ] = False,
+    time_budget: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            help="Start no new point after this many seconds; the run is left interrupted "
+            "and the same command continues it.",
+        ),
+    ] = None,
+    sample_time: Annotated[
+        float | None,
+        typer.Option(help="Target length of one sample in seconds (default 0.02; --quick 0.005)."),
+    ] = None,
+    samples: Annotated[int, typer.Option(help="Samples per point (at least 5).")] = 5,
+    resume: Annotated[
+        int | None,
+        typer.Option(
+            help="Continue this unfinished run (its stored sweep; other sweep "
+            "options must be left out)."
+        ),
+    ] = None,
+    tag: Annotated[list[str] | None, typer.Option(help="Label the run (repeatable).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress, no table.")] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Benchmark the kernels across problem sizes chosen from this machine's caches.
+
+    Sizes run from L1-resident to 8x the last-level cache (--quick: 4x), denser around each
+    cache capacity (paper 003: performance is looked up by memory footprint).
+    Every point is committed as it completes; after Ctrl-C, SIGTERM or a
+    crash, the same command continues the unfinished run. A finished run is
+    never reused: collecting again makes a new run, for regression tracking.
+    Each point keeps at least 5 samples; one whose coefficient of variation
+    exceeds 10% is stored with the flag "noisy".
+
+    Examples:
+
+      benchdb collect --quick
+
+      benchdb collect --kernels shallow,stream --threads 1,2
+
+      benchdb collect --kernels stream.triad --footprints 16KiB,1MiB,256MiB --json
+    """
+    from ..collectors import plan as planning
+    from ..collectors import resume as resuming
+    from ..collectors.sweep import SweepObserver, detect_context, run_sweep
+
+    machine = detect_machine()
+    thread_counts = planning.parse_threads(threads, planning.thread_limit())
+    precisions = planning.parse_precisions(precision)
+    if resume is not None:
+        if kernels or sizes or footprints or quick or sample_time or threads != "1":
+            raise UserError(
+                "--resume continues the run's own sweep; leave out --kernels, --sizes, "
+                "--footprints, --quick, --threads and --sample-time"
+            )
+        database = open_db(db)
+        ctx = detect_context()
+        config = resuming.check_explicit(
+            database, resume, ctx.machine.fingerprint, ctx.environment.fingerprint
+        )
+        sweep = planning.SweepPlan.from_config(config)
+        planning.check_memory(sweep.points)
+    else:
+        sweep = planning.build_plan(
+            machine,
+            kernels=planning.sizes.parse_list(kernels) if kernels else None,
+            sizes_spec=sizes,
+            footprints_spec=footprints,
+            threads=thread_counts,
+            precisions=precisions,
+            quick=quick,
+            sample_time=sample_time,
+            samples=samples,
+        )
+        database = open_db(db)
+        ctx = detect_context()
+    observer = SweepObserver() if quiet or as_json else ProgressObserver()
+    try:
+        result = run_sweep(
+            database,
+            sweep,
+            resume_run=resume,
+            time_budget=time_budget,
+            tags=tag or [],
+            observer=observer,
+            context=ctx,
+        )
+    finally:
+        if isinstance(observer, ProgressObserver):
+            observer.stop()
+    report = {**result.__dict__, "database": database.display_url}
+    if as_json:
+        print_json({"run": report, "kernels": summary_rows(database, result.run_id)})
+        return
+    if quiet:
+        return
+    print_table(
+        [_table_row(r) for r in summary_rows(database, result.run_id)],
+        SUMMARY_COLUMNS,
+        title=f"run {result.run_id}: {result.status}",
+    )
+    done = f"{result.measured} points measured in {fmt_seconds(result.elapsed_s)}"
+    if result.status == "interrupted":
+        err_console.print(
+            f"{done}; time budget spent with {result.remaining} points left -- "
+            "run the same command to continue"
+        )
+    else:
+        err_console.print(f"{done}; run {result.run_id} complete in {database.display_url}")

@@ -1,0 +1,443 @@
+"""``benchdb comm``: measure MPI communication, fit its models, predict with them.
+
+Models: piecewise postal (Kerbyson & Jones eq. 10; Choi et al. eq. 1), max-rate
+(Choi et al. eq. 2-3), K-model (eq. 4), POP's two-phase halo exchange (eq. 8)
+and global sums (2·log2 P stages or measured).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+from ..comm.params import CommParams, bundled_machines, load_machine_file
+from ..errors import UserError
+from ..machine import parse_size
+from ..query import parse_shape
+from ..units import fmt_bytes, fmt_seconds
+from .common import DbOption, JsonOption, emit, err_console, open_db, print_json
+
+app = typer.Typer(
+    help="MPI communication: measure (ping-pong, pairs, halo, allreduce), fit, predict.\n\n"
+    "Start with `benchdb comm collect --ranks 2`, then `benchdb comm fit` and "
+    "`benchdb comm predict --pattern halo2d --decomp 2x1 --local 256x256 --fields 3`.",
+    no_args_is_help=True,
+)
+
+MachineOption = Annotated[
+    str | None, typer.Option("--machine", help="Machine id, hostname or fingerprint prefix.")
+]
+
+
+def _size(text: str) -> int:
+    try:
+        value = parse_size(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise UserError(f"--max-bytes {text!r} is not a positive size; write e.g. 4MiB or 65536")
+    return value
+
+
+def _list(text: str | None, option: str) -> list[int] | None:
+    if text is None:
+        return None
+    if not re.fullmatch(r"\s*\d+(\s*,\s*\d+)*\s*", text) or 0 in [int(v) for v in text.split(",")]:
+        raise UserError(f"{option} {text!r} must be positive integers separated by commas")
+    return [int(v) for v in text.split(",")]
+
+
+@app.command()
+def collect(
+    ranks: Annotated[int, typer.Option("--ranks", "-n", help="MPI ranks to start.")] = 2,
+    benchmarks: Annotated[
+        str, typer.Option(help="Comma-separated: pingpong,pairs,halo2d,allreduce.")
+    ] = "pingpong,pairs,halo2d,allreduce",
+    max_bytes: Annotated[str, typer.Option(help="Largest ping-pong message.")] = "4MiB",
+    sizes: Annotated[
+        str | None, typer.Option(help="Explicit ping-pong sizes, e.g. 8,1024.")
+    ] = None,
+    decomp: Annotated[str | None, typer.Option(help="Halo grid PXxPY (default: balanced).")] = None,
+    halo_local: Annotated[
+        str, typer.Option(help="Halo block edges n (n×n blocks).")
+    ] = "16,64,256,1024",
+    halo_fields: Annotated[str, typer.Option(help="Fields per halo message.")] = "1,3",
+    samples: Annotated[int, typer.Option(help="Samples per point (all stored).")] = 7,
+    min_sample_time: Annotated[float, typer.Option(help="Seconds per sample.")] = 0.002,
+    quick: Annotated[bool, typer.Option(help="A short sweep (up to 64 KiB, 5 samples).")] = False,
+    mpiexec: Annotated[
+        str | None, typer.Option(help="mpiexec to use (default: the venv's).")
+    ] = None,
+    mpiexec_arg: Annotated[
+        list[str] | None, typer.Option(help="Extra mpiexec argument (repeatable).")
+    ] = None,
+    bind: Annotated[bool, typer.Option(help="Pin ranks to cores (Hydra -bind-to core).")] = True,
+    timeout: Annotated[float | None, typer.Option(help="Stop the job after this many s.")] = None,
+    tag: Annotated[list[str] | None, typer.Option(help="Tag for the run (repeatable).")] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Run the MPI benchmarks under mpiexec and store every sample in one transaction.
+
+    Examples:
+
+      benchdb comm collect --ranks 2
+
+      benchdb comm collect --ranks 2 --quick --benchmarks pingpong,halo2d
+
+    If any rank fails or is killed, the job ends with mpiexec's exit code and
+    one line naming the rank; nothing is written.  On a cluster, start the same
+    job yourself: `srun -n 64 python -m benchdb.collectors.mpi --db URL`.
+    """
+    from ..collectors.mpi import launcher
+    from ..collectors.mpi.protocol import BENCHMARKS
+
+    if ranks < 2:
+        raise UserError(f"--ranks {ranks}: the benchmarks need at least 2 ranks; use --ranks 2")
+    chosen = [b.strip() for b in benchmarks.split(",") if b.strip()]
+    unknown = sorted(set(chosen) - set(BENCHMARKS))
+    if unknown or not chosen:
+        raise UserError(f"unknown benchmark(s) {unknown}; choose from {','.join(BENCHMARKS)}")
+    if samples < 1 or min_sample_time <= 0:
+        raise UserError("--samples must be at least 1 and --min-sample-time positive")
+    biggest = _size("64KiB" if quick and max_bytes == "4MiB" else max_bytes)
+    args = ["--benchmarks", ",".join(chosen), "--max-bytes", str(biggest), "--progress"]
+    args += ["--samples", str(5 if quick and samples == 7 else samples)]
+    args += ["--min-sample-time", repr(min_sample_time)]
+    if (size_list := _list(sizes, "--sizes")) is not None:
+        args += ["--sizes", ",".join(map(str, size_list))]
+    if decomp is not None:
+        from ..app.decomposition import parse_decomposition
+
+        d = parse_decomposition(decomp)
+        if d.ranks != ranks:
+            raise UserError(
+                f"--decomp {decomp} has {d.ranks} ranks but --ranks is {ranks}; "
+                f"choose PXxPY with PX*PY = {ranks}"
+            )
+        args += ["--decomp", f"{d.px},{d.py}"]
+    args += ["--halo-local", ",".join(map(str, _list(halo_local, "--halo-local") or []))]
+    args += ["--halo-fields", ",".join(map(str, _list(halo_fields, "--halo-fields") or []))]
+    for t in tag or []:
+        args += ["--tag", t]
+    exe = launcher.find_mpiexec(mpiexec)
+    database = open_db(db)  # checks and, if new, creates the schema before any MPI work
+    args += ["--db", database.url]
+    cmd = launcher.command(exe, ranks, args, bind=bind, extra=mpiexec_arg or ())
+    with Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=True,
+        disable=as_json,
+    ) as progress:
+        task = progress.add_task(f"MPI benchmarks on {ranks} ranks", total=None)
+
+        def on_progress(p: dict) -> None:
+            progress.update(task, completed=p["done"], total=p["total"], description=p["what"])
+
+        result = launcher.run_job(cmd, on_progress=on_progress, timeout=timeout)
+    summary = result.summary
+    if as_json:
+        print_json(summary)
+        return
+    cfg = summary["config"]
+    err_console.print(
+        f"run {summary['run_id']}: {summary['points']} points from {cfg['ranks']} ranks on "
+        f"{', '.join(cfg['hosts'])} in {cfg['seconds']:.1f} s ({', '.join(cfg['benchmarks'])}); "
+        "next: `benchdb comm fit`"
+    )
+
+
+@app.command()
+def fit(
+    machine: MachineOption = None,
+    run: Annotated[int | None, typer.Option(help="Fit this run (default: the newest).")] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Fit the postal, max-rate and allreduce models from a comm run and store them.
+
+    Example: benchdb comm fit --json
+    """
+    from ..comm.store import fit_models
+
+    m, r, rows = fit_models(open_db(db), machine, run)
+    out = [
+        {
+            "model_id": row.id,
+            "kind": row.kind,
+            "subject": row.subject,
+            "run_id": r.id,
+            "regimes": len(row.params.get("regimes", [])),
+            "median_rel_error": row.accuracy.get("median_rel_error"),
+            "max_rel_error": row.accuracy.get("max_rel_error"),
+        }
+        for row in rows
+    ]
+    emit(
+        out,
+        [
+            ("model_id", "model", None),
+            ("kind", "kind", None),
+            ("subject", "subject", None),
+            ("regimes", "regimes", None),
+            ("median_rel_error", "median |err|", lambda v: f"{v:.1%}"),
+            ("max_rel_error", "max |err|", lambda v: f"{v:.1%}"),
+        ],
+        as_json=as_json,
+        title=f"communication models of {m.hostname}, run {r.id}",
+    )
+
+
+def _params_rows(params: CommParams, accuracy: dict[str, dict]) -> list[dict]:
+    rows = []
+    for placement, model in params.postal.items():
+        acc = accuracy.get(placement, {}).get("regimes", {})
+        for reg in model.regimes:
+            mr = params.maxrate_regime(placement, reg.min_bytes)
+            rows.append(
+                {
+                    "placement": placement,
+                    "regime": reg.name,
+                    "min_bytes": reg.min_bytes,
+                    "max_bytes": reg.max_bytes,
+                    "alpha_s": reg.alpha,
+                    "beta_s_per_byte": reg.beta,
+                    "bandwidth_Bps": 1 / reg.beta if reg.beta > 0 else None,
+                    "maxrate": mr.to_dict() if mr else None,
+                    "points": acc.get(reg.name, {}).get("points"),
+                    "median_rel_error": acc.get(reg.name, {}).get("median_rel_error"),
+                    "max_rel_error": acc.get(reg.name, {}).get("max_rel_error"),
+                }
+            )
+    return rows
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{v:+.1%}" if v < 0 else f"{v:.1%}"
+
+
+@app.command()
+def show(
+    machine: MachineOption = None,
+    machine_file: Annotated[
+        str | None, typer.Option(help="Show a machine file (path or bundled name) instead.")
+    ] = None,
+    plot: Annotated[Path | None, typer.Option(help="Write measured vs model to this PNG.")] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Parameters per placement and regime, fit error per regime, halo check, and a plot.
+
+    Examples:
+
+      benchdb comm show --plot comm.png
+
+      benchdb comm show --machine-file summit --json
+    """
+    from ..comm.validate import halo_validation
+
+    if machine_file:
+        params, accuracy, frame = load_machine_file(machine_file), {}, None
+    else:
+        from ..comm.store import comm_frame, latest_run, load_params
+
+        database = open_db(db)
+        params = load_params(database, machine)
+        accuracy = _accuracy(database, machine)
+        _, run = latest_run(database, machine)
+        frame = comm_frame(database, run.id)
+    rows = _params_rows(params, accuracy)
+    halo_rows = halo_validation(frame, params) if frame is not None else []
+    if plot is not None:
+        if frame is None:
+            raise UserError("--plot needs measured data; drop --machine-file")
+        from ..comm.plot import plot_comm
+
+        plot_comm(frame, params, halo_rows, plot)
+    if as_json:
+        print_json({"machine": params.name, "source": params.source, "regimes": rows,
+                    "halo_validation": halo_rows})  # fmt: skip
+        return
+    emit(
+        rows,
+        [
+            ("placement", "placement", None),
+            ("regime", "regime", None),
+            ("min_bytes", "from", fmt_bytes),
+            ("max_bytes", "to", fmt_bytes),
+            ("alpha_s", "α", fmt_seconds),
+            ("bandwidth_Bps", "1/β", lambda v: f"{fmt_bytes(v)}/s"),
+            ("points", "points", None),
+            ("median_rel_error", "median |err|", _pct),
+            ("max_rel_error", "max |err|", _pct),
+        ],
+        as_json=False,
+        title=f"{params.name}: piecewise postal model ({params.source})",
+    )
+    if halo_rows:
+        emit(
+            halo_rows,
+            [
+                ("config", "halo exchange", None),
+                ("predicted_s", "model", fmt_seconds),
+                ("measured_mpi_s", "measured (MPI)", fmt_seconds),
+                ("rel_error_mpi", "error", _pct),
+                ("measured_total_s", "measured (whole)", fmt_seconds),
+                ("rel_error_total", "error", _pct),
+            ],
+            as_json=False,
+            title="halo exchange: model vs measured",
+        )
+    if plot is not None:
+        err_console.print(f"plot written to {plot}")
+
+
+def _accuracy(database, machine: str | None) -> dict[str, dict]:  # type: ignore[no-untyped-def]
+    from sqlalchemy import select
+
+    from ..db.models import Model
+    from ..query import resolve_machine
+
+    with database.session() as s:
+        m = resolve_machine(s, machine)
+        rows = s.scalars(
+            select(Model)
+            .where(Model.machine_id == m.id, Model.kind == "comm.postal")
+            .order_by(Model.id)
+        ).all()
+        return {r.subject: r.accuracy for r in rows}
+
+
+@app.command()
+def predict(
+    pattern: Annotated[str, typer.Option(help="halo2d, allreduce or pingpong.")] = "halo2d",
+    decomp: Annotated[str | None, typer.Option(help="Rank grid PXxPY (halo2d).")] = None,
+    local: Annotated[str | None, typer.Option(help="Local block NXxNY (halo2d).")] = None,
+    halo: Annotated[int, typer.Option(help="Halo width.")] = 1,
+    fields: Annotated[int, typer.Option(help="Fields exchanged together.")] = 1,
+    word_bytes: Annotated[int, typer.Option(help="Bytes per value.")] = 8,
+    ranks: Annotated[
+        int | None, typer.Option(help="Ranks (allreduce; checked for halo2d).")
+    ] = None,
+    nbytes: Annotated[
+        int, typer.Option("--bytes", help="Message bytes (allreduce, pingpong).")
+    ] = 8,
+    ranks_per_node: Annotated[int | None, typer.Option(help="Ranks per node (K-model).")] = None,
+    contention: Annotated[str | None, typer.Option(help="C_x,C_y override (POP Table 1).")] = None,
+    machine_file: Annotated[
+        str | None, typer.Option(help="Machine file (path or bundled name: summit, ...).")
+    ] = None,
+    machine: MachineOption = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Predict the time of a communication pattern from fitted models or a machine file.
+
+    Examples:
+
+      benchdb comm predict --pattern halo2d --decomp 4x2 --local 256x256 --halo 1 --fields 3
+
+      benchdb comm predict --pattern halo2d --decomp 8x6 --local 1024x1024
+        --ranks-per-node 6 --machine-file summit
+
+      benchdb comm predict --pattern allreduce --ranks 1024 --machine-file bluegene_l
+    """
+    if pattern not in ("halo2d", "allreduce", "pingpong"):
+        raise UserError(f"--pattern {pattern!r} is unknown; use halo2d, allreduce or pingpong")
+    for name, value in (("--halo", halo), ("--fields", fields), ("--word-bytes", word_bytes),
+                        ("--bytes", nbytes)):  # fmt: skip
+        if value < 1:
+            raise UserError(f"{name} {value} must be positive")
+    if (ranks is not None and ranks < 1) or (ranks_per_node is not None and ranks_per_node < 1):
+        raise UserError("--ranks and --ranks-per-node must be positive")
+    c_pair = None
+    if contention is not None:
+        parts = contention.split(",")
+        try:
+            c_pair = (float(parts[0]), float(parts[1]))
+        except (ValueError, IndexError):
+            c_pair = None
+        if c_pair is None or len(parts) != 2 or min(c_pair) < 0:
+            raise UserError(f"--contention {contention!r} must be two non-negative numbers CX,CY")
+    if pattern == "halo2d":
+        from ..app.decomposition import parse_decomposition
+
+        if decomp is None or local is None:
+            raise UserError("--pattern halo2d needs --decomp PXxPY and --local NXxNY")
+        d = parse_decomposition(decomp)
+        if ranks is not None and d.ranks != ranks:
+            raise UserError(f"--decomp {decomp} has {d.ranks} ranks, not --ranks {ranks}")
+        nx, ny = parse_shape(local, 2)
+    params = _params(machine_file, machine, db)
+    if pattern == "halo2d":
+        from ..comm.halo import predict_halo2d
+
+        pred = predict_halo2d(params, (d.px, d.py), (nx, ny), halo=halo, fields=fields,
+                              word_bytes=word_bytes, ranks_per_node=ranks_per_node,
+                              contention=c_pair)  # fmt: skip
+        out = {"pattern": "halo2d", "machine": params.name, "decomp": d.key,
+               "local": [nx, ny], **pred.to_dict()}  # fmt: skip
+        if as_json:
+            print_json(out)
+            return
+        emit(
+            [p.to_dict() for p in pred.phases],
+            [
+                ("phase", "phase", None),
+                ("message_bytes", "message", fmt_bytes),
+                ("messages_per_rank", "msgs/rank", None),
+                ("placement", "placement", None),
+                ("contention", "C", None),
+                ("k", "k", lambda v: f"{v:.2f}"),
+                ("model", "model", None),
+                ("seconds", "time", fmt_seconds),
+            ],
+            as_json=False,
+            title=f"halo2d {d.key}, local {nx}x{ny}, {params.name}: "
+            f"{fmt_seconds(pred.seconds)} per exchange",
+        )
+        return
+    placement = params.placement_for(
+        inter_node=(ranks_per_node or params.ranks_per_node or 10**9) < (ranks or 2)
+    )
+    p2p = params.postal[placement].time
+    if pattern == "pingpong":
+        seconds, method = p2p(nbytes), f"postal ({placement})"
+    else:
+        from ..comm.allreduce import AllreduceModel
+
+        if ranks is None:
+            raise UserError("--pattern allreduce needs --ranks P")
+        model = params.allreduce or AllreduceModel(())
+        seconds, method, extrapolated = model.time(ranks, nbytes, p2p)
+        method += " (extrapolated in size)" if extrapolated else ""
+    out = {"pattern": pattern, "machine": params.name, "ranks": ranks, "bytes": nbytes,
+           "placement": placement, "seconds": seconds, "method": method}  # fmt: skip
+    emit([out], [(k, k, fmt_seconds if k == "seconds" else None) for k in out], as_json=as_json)
+
+
+def _params(machine_file: str | None, machine: str | None, db: str | None) -> CommParams:
+    if machine_file:
+        return load_machine_file(machine_file)
+    from ..comm.store import load_params
+
+    return load_params(open_db(db), machine)
+
+
+@app.command()
+def machines(as_json: JsonOption = False) -> None:
+    """List the bundled machine files (use their names with --machine-file)."""
+    rows = []
+    for path in bundled_machines():
+        p = load_machine_file(path)
+        rows.append({"name": path.stem, "machine": p.name, "placements": ", ".join(p.postal),
+                     "source": p.source, "path": str(path)})  # fmt: skip
+    emit(rows, [(k, k, None) for k in ("name", "machine", "placements", "source")], as_json=as_json)

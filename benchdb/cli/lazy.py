@@ -1,0 +1,80 @@
+"""Commands that load on demand, so a command pays only for its own imports.
+
+The commands' modules pull in scipy, matplotlib, pandas, alembic or mpi4py;
+importing all of them for every invocation made `benchdb predict` take
+seconds before it did any work (issue 5 asks for < 1 s from a cold start).
+:class:`LazyGroup` lists the commands from a table and imports a command's
+module only when that command runs (or its own ``--help`` is asked for).
+While the root ``--help`` is being formatted it hands typer's help renderer
+a light :class:`typer.core.TyperCommand` carrying the table's one-line help
+instead.  Only typer's public names are used (typer vendors click privately).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+
+@dataclass(frozen=True)
+class LazyCommand:
+    """Where a command lives: ``benchdb.cli.<module>.<attribute>``.
+
+    The attribute is a :class:`typer.Typer` (a command group) or a function
+    (a single command).
+    """
+
+    module: str
+    attribute: str
+    help: str
+    panel: str
+
+    def load(self, name: str) -> Any:
+        target = getattr(importlib.import_module(f"benchdb.cli.{self.module}"), self.attribute)
+        if isinstance(target, typer.Typer):
+            command = typer.main.get_group(target)
+        else:
+            single = typer.Typer()
+            single.command(name)(target)
+            command = typer.main.get_command(single)
+        command.name = name
+        return command
+
+    def listing(self, name: str) -> TyperCommand:
+        """What the root ``--help`` shows: name and one-line help, nothing imported."""
+        return TyperCommand(name, help=self.help, short_help=self.help, rich_help_panel=self.panel)
+
+
+class LazyGroup(TyperGroup):
+    """A typer group whose subcommands come from :data:`commands` on demand."""
+
+    commands_table: dict[str, LazyCommand] = {}  # noqa: RUF012 (set by make_lazy_group)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._listing = False
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*super().list_commands(ctx), *self.commands_table]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        entry = self.commands_table.get(cmd_name)
+        if entry is None:
+            return super().get_command(ctx, cmd_name)
+        return entry.listing(cmd_name) if self._listing else entry.load(cmd_name)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
+
+def make_lazy_group(table: dict[str, LazyCommand]) -> type[LazyGroup]:
+    """A :class:`LazyGroup` subclass bound to ``table``."""
+    return type("BenchdbGroup", (LazyGroup,), {"commands_table": table})

@@ -1,0 +1,133 @@
+"""``benchdb measurements show``: stored points in human units (or ``--json``, SI)."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+
+import typer
+from sqlalchemy import select
+
+from ..db.models import Kernel
+from ..errors import UserError
+from ..query import measurements_frame, resolve_machine
+from ..transfer import frame_records
+from ..units import fmt_bytes, fmt_rate, fmt_seconds
+from .common import DbOption, JsonOption, err_console, open_db, print_json, print_table
+
+app = typer.Typer(help="Read stored measurements.", no_args_is_help=True)
+
+JSON_FIELDS = (
+    "run_id", "kernel", "shape", "points", "footprint_bytes", "threads", "placement",
+    "precision", "context", "repetitions", "samples", "t_min", "t_median", "t_iqr", "t_cv",
+    "flop_rate", "byte_rate", "checksum", "valid", "flags",
+)  # fmt: skip
+
+COLUMNS = [
+    ("kernel", "kernel", None),
+    ("footprint_bytes", "footprint", fmt_bytes),
+    ("shape_key", "shape", None),
+    ("threads", "threads", None),
+    ("precision", "precision", None),
+    ("t_median", "median", fmt_seconds),
+    ("rate", "rate", None),
+    ("t_cv", "CV", lambda v: f"{100 * v:.1f}%"),
+    ("flags", "flags", lambda v: ",".join(v) or "-"),
+]
+
+
+def _present(value: Any) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def rate_text(row: dict[str, Any]) -> str:
+    """flop/s where the kernel counts flops, else B/s (copies), else '-' (halo updates)."""
+    if _present(row.get("flop_rate")):
+        return fmt_rate(row["flop_rate"], "flop/s")
+    if _present(row.get("byte_rate")):
+        return fmt_rate(row["byte_rate"], "B/s")
+    return "-"
+
+
+def split(values: list[str] | None) -> list[str]:
+    """Repeated and comma-separated option values as one list."""
+    return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
+
+
+def parse_run(text: str | None) -> int | None:
+    if text is None or text == "all":
+        return None
+    if not text.isdigit():
+        raise UserError(f"--run {text!r} is not a run id; give a number from `benchdb runs list`")
+    return int(text)
+
+
+def check_kernels(database: Any, names: list[str]) -> None:
+    """UserError naming the stored kernels when one asked for is unknown."""
+    with database.session() as s:
+        known = set(s.scalars(select(Kernel.name)))
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        listing = ", ".join(sorted(known)) or "none yet -- run `benchdb collect --quick`"
+        raise UserError(f"no kernel {', '.join(unknown)} in the database; known: {listing}")
+
+
+@app.command()
+def show(
+    kernel: Annotated[
+        list[str] | None,
+        typer.Option("--kernel", "-k", help="Kernel name, e.g. shallow.cu (repeat or a,b)."),
+    ] = None,
+    run: Annotated[
+        str | None,
+        typer.Option(help="Run id, or 'all'. Default: the latest run with matching points."),
+    ] = None,
+    machine: Annotated[
+        str | None,
+        typer.Option(help="Machine id, hostname or fingerprint prefix. Default: this machine."),
+    ] = None,
+    threads: Annotated[int | None, typer.Option(help="Only this thread count.")] = None,
+    precision: Annotated[str | None, typer.Option(help="Only float64 or float32.")] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show measured points by footprint: median time, rate, CV and flags.
+
+    Examples:
+
+      benchdb measurements show --kernel shallow.cu
+
+      benchdb measurements show -k stream.triad,stream.copy --run 3 --json
+    """
+    database = open_db(db)
+    kernels = split(kernel)
+    run_id = parse_run(run)
+    if kernels:
+        check_kernels(database, kernels)
+    machine_id = None
+    if machine is not None or run_id is None:
+        with database.session() as s:
+            machine_id = resolve_machine(s, machine).id
+    frame = measurements_frame(
+        database,
+        kernels=kernels or None,
+        run_ids=[run_id] if run_id is not None else None,
+        machine_id=machine_id,
+        threads=[threads] if threads is not None else None,
+        precision=precision,
+    )
+    if run is None and not frame.empty:
+        frame = frame[frame["run_id"] == frame["run_id"].max()]
+    frame = frame.sort_values(["kernel", "precision", "threads", "footprint_bytes"])
+    rows = frame_records(frame, JSON_FIELDS)
+    if as_json:
+        print_json(rows)
+        return
+    if not rows:
+        err_console.print("no measurements match; `benchdb runs list` shows what is stored")
+        return
+    print_table(
+        [{**r, "rate": rate_text(r), "shape_key": "x".join(map(str, r["shape"]))} for r in rows],
+        COLUMNS,
+        title=f"run {', '.join(map(str, sorted(set(frame['run_id']))))}",
+    )

@@ -1,0 +1,129 @@
+"""``benchdb scenario``: rank every decomposition of the given rank counts by predicted time.
+
+Paper 003 section I (choose a deployment without running every option) and
+paper 001 section 5 (what-if studies on a validated model): each row is one
+px x py decomposition with its predicted time, the dominant term, the
+compute/exchange split and, with power parameters, the energy to solution
+(paper 000 section 5).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..app.inputs import comm_params, power_model
+from ..app.scenario import explore, scenario_cases
+from ..errors import UserError
+from ..query import parse_shape
+from ..units import fmt_seconds
+from .app_cmd import (
+    CoreBusyW,
+    CoreIdleW,
+    DiagOption,
+    DramW,
+    GridOption,
+    MachineFileOption,
+    MachineOption,
+    MethodOption,
+    OverlapOption,
+    PkgIdleW,
+    PowerFileOption,
+    PrecisionOption,
+    RpnOption,
+    ScaleBandwidth,
+    ScaleCompute,
+    ScaleLatency,
+    SingleOption,
+    StepsOption,
+    machine_cores,
+    model_options,
+)
+from .common import DbOption, JsonOption, open_db, print_json, print_table
+
+
+def parse_ranks(text: str) -> list[int]:
+    """'1,2,4' -> [1, 2, 4]; UserError on anything else."""
+    try:
+        ranks = [int(p) for p in text.split(",") if p.strip()]
+    except ValueError:
+        ranks = []
+    if not ranks or any(r < 1 for r in ranks):
+        raise UserError(f"--ranks {text!r} must be positive integers, e.g. --ranks 1,2,4")
+    return sorted(set(ranks))
+
+
+def scenario(
+    grid: GridOption,
+    ranks: Annotated[str, typer.Option("--ranks", help="Rank counts to try, e.g. 1,2,4.")],
+    steps: StepsOption = 100,
+    precision: PrecisionOption = "float64",
+    diag_every: DiagOption = 0,
+    machine_file: MachineFileOption = None,
+    machine: MachineOption = None,
+    method: MethodOption = None,
+    overlap: OverlapOption = False,
+    single_process_curves: SingleOption = False,
+    ranks_per_node: RpnOption = None,
+    scale_compute: ScaleCompute = 1.0,
+    scale_bandwidth: ScaleBandwidth = 1.0,
+    scale_latency: ScaleLatency = 1.0,
+    power_file: PowerFileOption = None,
+    core_busy_w: CoreBusyW = None,
+    core_idle_w: CoreIdleW = None,
+    package_idle_w: PkgIdleW = None,
+    dram_w: DramW = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Rank decompositions (and rank counts) of a grid by predicted run time.
+
+    Examples:
+
+      benchdb scenario --grid 1024x1024 --ranks 1,2 --steps 200
+
+      benchdb scenario --grid 4096x4096 --ranks 16,64 --machine-file bluegene_l \\
+          --scale-bandwidth 2 --core-busy-w 10 --dram-w 5
+    """
+    shape = parse_shape(grid, 2)
+    if steps < 1:
+        raise UserError(f"--steps must be at least 1, got {steps}")
+    cases = scenario_cases(shape, parse_ranks(ranks), steps, precision, diag_every)
+    options = model_options(
+        method=method,
+        machine=machine,
+        overlap=overlap,
+        single=single_process_curves,
+        rpn=ranks_per_node,
+        scale=(scale_compute, scale_bandwidth, scale_latency),
+    )
+    power = power_model(power_file, core_busy_w, core_idle_w, package_idle_w, dram_w)
+    database = open_db(db)
+    comm = comm_params(
+        database, machine_file, machine, needed=any(c.decomp.ranks > 1 for c in cases)
+    )
+    rows = explore(
+        database, cases, comm, options, power=power, cores=machine_cores(database, machine)
+    )
+    if as_json:
+        print_json(rows)
+        return
+    for r in rows:
+        r["energy_j"] = r["energy"]["total_j"] if r["energy"] else None
+    print_table(
+        rows,
+        [
+            ("rank", "#", None),
+            ("decomposition", "decomp", None),
+            ("ranks", "ranks", None),
+            ("local_shape", "local", lambda v: f"{v[0]}x{v[1]}"),
+            ("total_s", "predicted", fmt_seconds),
+            ("vs_best", "vs best", lambda v: f"{v:.2f}x"),
+            ("compute_s", "compute", fmt_seconds),
+            ("exchange_s", "exchanges", fmt_seconds),
+            ("dominant", "dominant", None),
+            ("energy_j", "energy", lambda v: f"{v:.3g} J"),
+        ],
+        title=f"shallow {grid}, {steps} steps: decompositions ranked by predicted time",
+    )

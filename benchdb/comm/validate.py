@@ -1,0 +1,47 @@
+"""Measured halo exchanges against the model's prediction.
+
+For each measured ``halo2d`` point the prediction of :func:`.halo.predict_halo2d`
+(with the run's decomposition, block, halo width, fields and ranks per node)
+is compared with the measured time spent inside MPI (post to ``Waitall``, both
+phases, slowest rank) -- what paper 001 eq. 8/10 models -- and with the whole
+exchange, which also packs, unpacks and copies locally.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .halo import predict_halo2d
+from .params import CommParams
+
+
+def halo_validation(frame: pd.DataFrame, params: CommParams) -> list[dict[str, Any]]:
+    rows = []
+    for r in frame[frame.benchmark == "halo2d"].itertuples():
+        p = r.params
+        pred = predict_halo2d(
+            params,
+            tuple(p["decomp"]),
+            tuple(p["local"]),
+            halo=p["halo"],
+            fields=p["fields"],
+            word_bytes=p["word_bytes"],
+            ranks_per_node=max(1, r.ranks // max(1, r.nodes)),
+        )
+        mpi = float(np.median(np.add(p["mpi_x_samples"], p["mpi_y_samples"])))
+        rows.append(
+            {
+                "config": r.params_key,
+                "message_bytes_x": p["message_bytes"]["x"],
+                "message_bytes_y": p["message_bytes"]["y"],
+                "predicted_s": pred.seconds,
+                "measured_mpi_s": mpi,
+                "measured_total_s": float(r.t_median),
+                "rel_error_mpi": (pred.seconds - mpi) / mpi if mpi > 0 else None,
+                "rel_error_total": (pred.seconds - r.t_median) / r.t_median,
+            }
+        )
+    return rows

@@ -1,0 +1,146 @@
+"""The measured performance curve P(footprint) of one kernel: what every method fits.
+
+Combining runs (paper 003 eq. 9 looks P up by footprint only): all valid
+measurements with the same footprint -- repeated runs, and shapes such as
+100x400 and 400x100 that share a footprint -- become one point whose rate is
+the *median of the per-measurement median rates* (robust to one disturbed run)
+and whose spread is the relative interquartile range of *all* their samples
+pooled, so disagreement between runs widens the uncertainty instead of
+vanishing in an average.
+
+Pathological points stay in the curve, flagged (paper 003 §V saw "pathological
+peaks and troughs" from cache thrashing): ``noisy`` comes from the collector
+(CV above threshold); ``spike``/``dip`` mark a point above (below) *both*
+neighbours by more than :data:`PATHOLOGY_REL` and three times its spread -- a
+monotone cache step is never flagged, an isolated excursion is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+PATHOLOGY_REL = 0.10
+"""A point more than 10 % above/below both neighbours is a spike/dip (and 3x its spread)."""
+
+
+@dataclass(frozen=True)
+class Curve:
+    """Measured points sorted by footprint; rates in the kernel's unit (flop/s, B/s...)."""
+
+    footprint: np.ndarray
+    rate: np.ndarray
+    spread: np.ndarray  # relative IQR of the pooled samples at each point
+    n_samples: np.ndarray
+    shapes: tuple[tuple[str, ...], ...]
+    flags: tuple[tuple[str, ...], ...]
+    measurement_ids: tuple[tuple[int, ...], ...]
+    run_ids: tuple[int, ...] = field(default=())
+
+    def __len__(self) -> int:
+        return len(self.footprint)
+
+    @property
+    def log_x(self) -> np.ndarray:
+        return np.log(self.footprint)
+
+    def drop(self, index: int) -> Curve:
+        """The curve without point ``index`` (leave-one-out cross-validation)."""
+        keep = np.arange(len(self)) != index
+
+        def without(items: tuple) -> tuple:
+            return items[:index] + items[index + 1 :]
+
+        return replace(
+            self,
+            footprint=self.footprint[keep],
+            rate=self.rate[keep],
+            spread=self.spread[keep],
+            n_samples=self.n_samples[keep],
+            shapes=without(self.shapes),
+            flags=without(self.flags),
+            measurement_ids=without(self.measurement_ids),
+        )
+
+    def fingerprint_data(self) -> dict[str, Any]:
+        """What the fitted models depend on, for :func:`benchdb.hashing.content_hash`."""
+        return {
+            "footprint": self.footprint.tolist(),
+            "rate": self.rate.tolist(),
+            "spread": self.spread.tolist(),
+            "flags": [list(f) for f in self.flags],
+            "measurements": [list(m) for m in self.measurement_ids],
+        }
+
+    def points_table(self) -> list[dict[str, Any]]:
+        """One dict per measured point (for JSON output and plots)."""
+        return [
+            {
+                "footprint_bytes": float(self.footprint[i]),
+                "rate": float(self.rate[i]),
+                "spread_rel": float(self.spread[i]),
+                "samples": int(self.n_samples[i]),
+                "shapes": list(self.shapes[i]),
+                "flags": list(self.flags[i]),
+            }
+            for i in range(len(self))
+        ]
+
+
+def _rel_iqr(values: np.ndarray) -> float:
+    q1, med, q3 = np.percentile(values, [25, 50, 75])
+    return float((q3 - q1) / med) if med > 0 else 0.0
+
+
+def build_curve(rows: Iterable[Mapping[str, Any]], work_per_point: float) -> Curve:
+    """Combine measurement rows (``footprint_bytes, points, t_median, samples, flags,
+    shape_key, measurement_id, run_id``) into one curve point per footprint."""
+    groups: dict[int, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(int(row["footprint_bytes"]), []).append(row)
+    fps = sorted(groups)
+    rate, spread, nsamp, shapes, flags, mids = [], [], [], [], [], []
+    runs: set[int] = set()
+    for fp in fps:
+        members = groups[fp]
+        work = [work_per_point * float(m["points"]) for m in members]
+        rate.append(
+            float(np.median([w / m["t_median"] for w, m in zip(work, members, strict=True)]))
+        )
+        pooled = np.concatenate(
+            [w / np.asarray(m["samples"], dtype=float) for w, m in zip(work, members, strict=True)]
+        )
+        spread.append(_rel_iqr(pooled))
+        nsamp.append(len(pooled))
+        shapes.append(tuple(sorted({str(m["shape_key"]) for m in members})))
+        flags.append(tuple(sorted({str(f) for m in members for f in (m["flags"] or [])})))
+        mids.append(tuple(int(m["measurement_id"]) for m in members))
+        runs.update(int(m["run_id"]) for m in members)
+    curve = Curve(
+        np.asarray(fps, dtype=float),
+        np.asarray(rate),
+        np.asarray(spread),
+        np.asarray(nsamp, dtype=int),
+        tuple(shapes),
+        tuple(flags),
+        tuple(mids),
+        tuple(sorted(runs)),
+    )
+    return _flag_pathologies(curve)
+
+
+def _flag_pathologies(curve: Curve) -> Curve:
+    """Add ``spike``/``dip`` to interior points that stick out from both neighbours."""
+    y, s = curve.rate, curve.spread
+    flags = [list(f) for f in curve.flags]
+    for i in range(1, len(y) - 1):
+        margin = max(PATHOLOGY_REL, 3.0 * float(s[i]))
+        lo, hi = min(y[i - 1], y[i + 1]), max(y[i - 1], y[i + 1])
+        if y[i] > hi * (1 + margin):
+            flags[i].append("spike")
+        elif y[i] < lo * (1 - margin):
+            flags[i].append("dip")
+    return replace(curve, flags=tuple(tuple(f) for f in flags))

@@ -1,0 +1,193 @@
+"""A fitted lookup curve and its vectorised evaluation (paper 003 eq. 8-9).
+
+    T = work per point x points x N_itr / P(footprint)
+
+(eq. 8 is printed as ``P x flops x ...``; dimensionally P divides.)  Every
+answer carries the method, the two measured footprints that bracket it, an
+uncertainty and an ``extrapolated`` flag.
+
+Uncertainty: the relative IQR ``s`` of the samples at the bracketing points,
+propagated through the interpolation weight ``w`` (position between them in
+log footprint) as for independent errors,
+``sqrt(((1-w) s_lo)^2 + (w s_hi)^2)``, plus the method's own fit error
+(``fit_rms_rel``, non-zero for the ``logcurve`` regression) in quadrature.
+The interpolation error between measured sizes is *not* in it: that is what
+``benchdb validate`` measures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from ..errors import UserError
+from .basis import RateBasis, rate_basis
+from .curve import Curve, build_curve
+from .methods import get_method
+from .source import Selection, machine_rows, resolve_machine_caches, select_rows
+from .store import cached_fit
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """One kernel's measured curve with one method's fit, ready to evaluate."""
+
+    selection: Selection
+    basis: RateBasis
+    curve: Curve
+    method: ModuleType
+    params: dict[str, Any]
+    model_id: int | None = None
+    reused: bool = False
+
+    def rates(self, footprint: np.ndarray) -> np.ndarray:
+        return self.method.evaluate(self.params, np.log(footprint))
+
+    def evaluate(self, shapes: np.ndarray, iterations: Any = 1) -> dict[str, Any]:
+        """Columns (numpy arrays) of predictions for each row of ``shapes`` (n, ndim)."""
+        iters = np.broadcast_to(np.asarray(iterations, dtype=float), len(shapes))
+        if (iters <= 0).any():
+            raise UserError("iterations must be a positive number")
+        points, footprint = self.basis.points_and_footprint(shapes)
+        u = np.log(footprint)
+        rate = self.method.evaluate(self.params, u)
+        time = self.basis.work_per_point * points * iters / rate
+        known = self.curve.log_x
+        n = len(known)
+        idx = np.searchsorted(known, u)  # interval: lo = idx - 1, hi = idx
+        lo, hi = np.clip(idx - 1, 0, n - 1), np.clip(idx, 0, n - 1)
+        span = known[hi] - known[lo]
+        w = np.divide(u - known[lo], span, out=np.zeros_like(u), where=span > 0)
+        s = self.curve.spread
+        unc = np.sqrt(((1 - w) * s[lo]) ** 2 + (w * s[hi]) ** 2 + self.params["fit_rms_rel"] ** 2)
+        eps = 1e-9
+        extrap = (u < known[0] - eps) | (u > known[-1] + eps)
+        flags = _interval_flags(self.curve)[idx]
+        sel = self.selection
+        return {
+            **{f"shape_{d}": shapes[:, d] for d in range(shapes.shape[1])},
+            "kernel": sel.kernel,
+            "points": points,
+            "footprint_bytes": footprint,
+            "iterations": iters,
+            "threads": sel.threads,
+            "precision": sel.precision,
+            "method": self.method.NAME,
+            "rate": rate,
+            "rate_unit": self.basis.unit,
+            "time_s": time,
+            "uncertainty_rel": unc,
+            "extrapolated": extrap,
+            "lo_footprint_bytes": self.curve.footprint[lo],
+            "hi_footprint_bytes": self.curve.footprint[hi],
+            "point_flags": flags,
+            "environment_id": sel.environment_id,
+            "model_id": self.model_id,
+        }
+
+    def describe(self) -> dict[str, Any]:
+        """What the answers rest on (for --json and reports)."""
+        sel = self.selection
+        return {
+            "kernel": sel.kernel,
+            "machine_id": sel.machine.machine_id,
+            "environment_id": sel.environment_id,
+            "threads": sel.threads,
+            "precision": sel.precision,
+            "context": sel.context,
+            "method": self.method.NAME,
+            "rate_unit": self.basis.unit,
+            "model_id": self.model_id,
+            "refit": not self.reused,
+            "fit_rms_rel": self.params["fit_rms_rel"],
+            "invalid_excluded": sel.invalid,
+            "measured_range_bytes": [
+                float(self.curve.footprint[0]),
+                float(self.curve.footprint[-1]),
+            ],
+            "points": self.curve.points_table(),
+            "params": {k: v for k, v in self.params.items() if k not in ("breaks", "coefs")},
+        }
+
+
+def _interval_flags(curve: Curve) -> np.ndarray:
+    """Flags of the bracketing points of each of the n+1 intervals, as one string each."""
+    n = len(curve)
+    out = []
+    for idx in range(n + 1):
+        names = sorted({f for i in {max(idx - 1, 0), min(idx, n - 1)} for f in curve.flags[i]})
+        out.append(",".join(names))
+    return np.asarray(out, dtype=object)
+
+
+def fit_lookup(
+    db: Any,
+    selection: Selection,
+    method: str,
+    *,
+    store: bool = True,
+) -> Lookup:
+    """Build the curve of ``selection`` and fit ``method`` (reusing a stored fit)."""
+    module = get_method(method)
+    basis = rate_basis(selection.kernel, selection.precision)
+    curve = build_curve(selection.rows, basis.work_per_point)
+    if len(curve) < module.MIN_POINTS:
+        raise UserError(
+            f"method {module.NAME} needs at least {module.MIN_POINTS} measured footprints; "
+            f"{selection.kernel} has {len(curve)} on this machine; collect more sizes or use "
+            f"--method linear (needs 2)"
+        )
+
+    def fit() -> dict[str, Any]:
+        return module.fit(curve.log_x, curve.rate)
+
+    if not store:
+        return Lookup(selection, basis, curve, module, fit())
+    params, model_id, reused = cached_fit(
+        db,
+        kind=f"predictor.{module.NAME}",
+        subject=selection.subject,
+        machine_id=selection.machine.machine_id,
+        environment_id=selection.environment_id,
+        data=curve.fingerprint_data(),
+        selector=selection.selector(),
+        fit=fit,
+    )
+    return Lookup(selection, basis, curve, module, params, model_id, reused)
+
+
+def prepare_lookup(
+    db: Any,
+    kernel: str,
+    *,
+    method: str,
+    threads: int = 1,
+    precision: str = "float64",
+    machine: str | None = None,
+    environment_id: int | None = None,
+    context: str | None = None,
+    shapes: np.ndarray | None = None,
+) -> Lookup:
+    """Everything up to evaluation: check inputs, select the data, fit or reuse.
+
+    ``shapes``, when given, are checked here, before anything is written.
+    """
+    basis = rate_basis(kernel, precision)  # unknown kernel/precision: fail before any query
+    get_method(method)
+    if shapes is not None:
+        basis.points_and_footprint(shapes)
+    mc = resolve_machine_caches(db, machine)
+    rows = machine_rows(db, mc.machine_id, kernels=[kernel], precision=precision)
+    selection = select_rows(
+        rows,
+        mc,
+        kernel,
+        threads=threads,
+        precision=precision,
+        environment_id=environment_id,
+        context=context,
+    )
+    return fit_lookup(db, selection, method)

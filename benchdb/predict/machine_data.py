@@ -1,0 +1,100 @@
+"""All of one machine's measured curves at one thread count and precision.
+
+The analytic baselines are fitted per machine across kernels (paper 003 eq. 5)
+or from the STREAM sweeps (roofline), so they need every kernel's curve, not
+just the one being predicted; cache capacities place each footprint in the
+level it resides in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import UserError
+from .basis import RateBasis, known_kernels, rate_basis
+from .curve import Curve, build_curve
+from .source import MachineCaches, select_rows
+
+
+@dataclass(frozen=True)
+class KernelCurve:
+    basis: RateBasis
+    curve: Curve
+    context: str
+
+    @property
+    def byte_rate(self) -> np.ndarray:
+        """The curve's rates as bytes/s (STREAM counting)."""
+        return self.curve.rate / self.basis.work_per_point * self.basis.bytes_per_point
+
+
+@dataclass(frozen=True)
+class MachineData:
+    machine: MachineCaches
+    threads: int
+    precision: str
+    environment_id: int
+    curves: dict[str, KernelCurve]
+
+    def level_capacities(self) -> list[tuple[str, float]]:
+        return self.machine.level_capacities()
+
+    def level_of(self, footprint: np.ndarray) -> np.ndarray:
+        return self.machine.level_of(footprint)
+
+
+def widest_environment(rows: Sequence[dict[str, Any]]) -> int:
+    """The environment that measured the most kernels (the newest of equals).
+
+    The baselines need the STREAM sweeps and every kernel of one environment;
+    a later partial re-run in a new environment should not hide them.
+    """
+    kernels: dict[int, set[str]] = {}
+    newest: dict[int, Any] = {}
+    for r in rows:
+        env = int(r["environment_id"])
+        kernels.setdefault(env, set()).add(r["kernel"])
+        newest[env] = max(newest.get(env, r["run_started_at"]), r["run_started_at"])
+    return max(kernels, key=lambda e: (len(kernels[e]), newest[e]))
+
+
+def machine_data(
+    rows: Sequence[dict[str, Any]],
+    machine: MachineCaches,
+    *,
+    threads: int,
+    precision: str,
+    environment_id: int | None = None,
+    run_ids: Sequence[int] | None = None,
+) -> MachineData:
+    """Curves of every kernel in ``rows`` (of ``run_ids``) at ``threads``/``precision``."""
+    known = set(known_kernels())
+    pool = [r for r in rows if r["kernel"] in known and r["precision"] == precision]
+    if run_ids is not None:
+        pool = [r for r in pool if r["run_id"] in set(run_ids)]
+    if not pool:
+        raise UserError(f"no {precision} measurements on machine {machine.hostname}")
+    env = environment_id if environment_id is not None else widest_environment(pool)
+    curves: dict[str, KernelCurve] = {}
+    for kernel in sorted({r["kernel"] for r in pool}):
+        try:
+            sel = select_rows(
+                pool,
+                machine,
+                kernel,
+                threads=threads,
+                precision=precision,
+                environment_id=env,
+            )
+        except UserError:
+            continue  # this kernel lacks data at these settings; the others still count
+        if sel.rows:
+            basis = rate_basis(kernel, precision)
+            curves[kernel] = KernelCurve(
+                basis, build_curve(sel.rows, basis.work_per_point), sel.context
+            )
+    return MachineData(machine, threads, precision, env, curves)

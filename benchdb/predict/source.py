@@ -1,0 +1,207 @@
+"""Reading the measured points a prediction rests on, and choosing which.
+
+This is a narrow projection of the columns :func:`benchdb.query.measurements_frame`
+returns (same joins, same meaning), built without pandas: ``benchdb predict``
+must answer from a cold start in under a second, and importing pandas alone
+costs about half of that on the reference machine.  Analyses that want a
+DataFrame (``benchdb validate``, plots, notebooks) use ``measurements_frame``.
+
+Which data (DESIGN.md "Models"): one machine, one environment, one kernel,
+thread count, precision and timing context.  By default the environment is
+the newest one that measured the kernel on this machine (a numba upgrade
+changes results, DMI report: 2.4x across compilers); the context is
+``fullstep`` where the kernel was timed inside the shallow-water step (paper
+003 §V: that is the context the real model runs in), else ``isolated``.
+Invalid measurements (failed checksum, non-positive time) are left out and
+counted; noisy ones are kept and flagged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+
+from ..db.engine import Database
+from ..db.models import Kernel, Machine, Measurement, Run
+from ..errors import UserError
+from .basis import benchmark_of
+
+CONTEXT_PREFERENCE = ("fullstep", "isolated")
+
+
+@dataclass(frozen=True)
+class MachineCaches:
+    """The machine a prediction is for, with its data-cache capacities (smallest first)."""
+
+    machine_id: int
+    hostname: str
+    caches: tuple[tuple[str, int], ...]  # (name, size_bytes) of data caches by level
+
+    @classmethod
+    def from_row(cls, m: Machine) -> MachineCaches:
+        data = sorted(
+            (c for c in m.caches or [] if c.get("type") != "Instruction"),
+            key=lambda c: int(c.get("level", 0)),
+        )
+        return cls(m.id, m.hostname, tuple((str(c["name"]), int(c["size_bytes"])) for c in data))
+
+    def level_capacities(self) -> list[tuple[str, float]]:
+        """(name, capacity bytes) of each data cache, then ("memory", inf)."""
+        return [*((n, float(c)) for n, c in self.caches), ("memory", float("inf"))]
+
+    def level_of(self, footprint: Any) -> Any:
+        """Index into :meth:`level_capacities` of the smallest level holding ``footprint``."""
+        import numpy as np
+
+        caps = np.array([float(c) for _, c in self.caches])
+        return np.searchsorted(caps, np.asarray(footprint, dtype=float), side="left")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The measurements one curve is built from, and how they were chosen."""
+
+    machine: MachineCaches
+    environment_id: int
+    kernel: str
+    threads: int
+    precision: str
+    context: str
+    rows: tuple[dict[str, Any], ...]
+    invalid: int = 0
+    other_threads: tuple[int, ...] = field(default=())
+
+    @property
+    def subject(self) -> str:
+        """The Model table's subject for fits of this data."""
+        return f"{self.kernel}/t{self.threads}/{self.precision}/{self.context}"
+
+    def selector(self) -> dict[str, Any]:
+        return {
+            "kernel": self.kernel,
+            "threads": self.threads,
+            "precision": self.precision,
+            "context": self.context,
+            "environment_id": self.environment_id,
+            "run_ids": sorted({int(r["run_id"]) for r in self.rows}),
+        }
+
+
+def resolve_machine_caches(db: Database, machine: str | None) -> MachineCaches:
+    """The named machine (id, hostname, fingerprint prefix) or this one."""
+    from ..query import resolve_machine
+
+    with db.session() as s:
+        return MachineCaches.from_row(resolve_machine(s, machine))
+
+
+def machine_rows(
+    db: Database,
+    machine_id: int,
+    *,
+    kernels: Sequence[str] | None = None,
+    precision: str | None = None,
+) -> list[dict[str, Any]]:
+    """Every measurement of ``machine_id`` (optionally some kernels / one precision)."""
+    stmt = (
+        select(
+            Measurement.id,
+            Measurement.run_id,
+            Run.environment_id,
+            Run.started_at,
+            Run.tags,
+            Kernel.name,
+            Measurement.shape,
+            Measurement.shape_key,
+            Measurement.points,
+            Measurement.footprint_bytes,
+            Measurement.threads,
+            Measurement.precision,
+            Measurement.context,
+            Measurement.samples,
+            Measurement.t_median,
+            Measurement.valid,
+            Measurement.flags,
+        )
+        .join(Run, Measurement.run_id == Run.id)
+        .join(Kernel, Measurement.kernel_id == Kernel.id)
+        .where(Run.machine_id == machine_id)
+        .order_by(Measurement.id)
+    )
+    if kernels:
+        stmt = stmt.where(Kernel.name.in_(list(kernels)))
+    if precision is not None:
+        stmt = stmt.where(Measurement.precision == precision)
+    keys = [
+        "measurement_id", "run_id", "environment_id", "run_started_at", "run_tags", "kernel",
+        "shape", "shape_key", "points", "footprint_bytes", "threads", "precision", "context",
+        "samples", "t_median", "valid", "flags",
+    ]  # fmt: skip
+    with db.session() as s:
+        return [dict(zip(keys, row, strict=True)) for row in s.execute(stmt)]
+
+
+def newest_environment(rows: Sequence[dict[str, Any]]) -> int:
+    """The environment of the most recently started run among ``rows``."""
+    return int(max(rows, key=lambda r: (r["run_started_at"], r["run_id"]))["environment_id"])
+
+
+def select_rows(
+    rows: Sequence[dict[str, Any]],
+    machine: MachineCaches,
+    kernel: str,
+    *,
+    threads: int,
+    precision: str,
+    environment_id: int | None = None,
+    context: str | None = None,
+) -> Selection:
+    """Narrow ``rows`` to one curve's data; :class:`UserError` naming the fix if empty."""
+    mine = [r for r in rows if r["kernel"] == kernel and r["precision"] == precision]
+    if not mine:
+        raise UserError(
+            f"no {precision} measurements of {kernel} on machine {machine.hostname} "
+            f"(id {machine.machine_id}) in the selected runs; run `benchdb collect --kernels "
+            f"{benchmark_of(kernel)}` first"
+        )
+    if environment_id is None:
+        environment_id = newest_environment(mine)
+    envs = sorted({int(r["environment_id"]) for r in mine})
+    mine = [r for r in mine if r["environment_id"] == environment_id]
+    if not mine:
+        raise UserError(
+            f"environment {environment_id} has no measurements of {kernel}; "
+            f"environments with data: {', '.join(map(str, envs))}"
+        )
+    contexts = {r["context"] for r in mine}
+    if context is None:
+        context = next((c for c in CONTEXT_PREFERENCE if c in contexts), sorted(contexts)[0])
+    elif context not in contexts:
+        raise UserError(
+            f"{kernel} was not timed in context {context!r}; "
+            f"measured: {', '.join(sorted(contexts))}"
+        )
+    mine = [r for r in mine if r["context"] == context]
+    measured_threads = sorted({int(r["threads"]) for r in mine})
+    if threads not in measured_threads:
+        raise UserError(
+            f"{kernel} was not measured with {threads} thread(s) on this machine; measured "
+            f"thread counts: {', '.join(map(str, measured_threads))} (or collect with "
+            f"`benchdb collect --kernels {benchmark_of(kernel)} --threads {threads}`)"
+        )
+    chosen = [r for r in mine if r["threads"] == threads]
+    valid = tuple(r for r in chosen if r["valid"])
+    return Selection(
+        machine=machine,
+        environment_id=environment_id,
+        kernel=kernel,
+        threads=threads,
+        precision=precision,
+        context=context,
+        rows=valid,
+        invalid=len(chosen) - len(valid),
+        other_threads=tuple(t for t in measured_threads if t != threads),
+    )

@@ -1,0 +1,32 @@
+"""Plain-dict descriptions of runs and machines for tables, JSON and reports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..db.models import Machine, Run
+
+
+def run_summary(run: Run) -> dict[str, Any]:
+    """The fields a user needs to recognise a run."""
+    env = run.environment
+    return {
+        "run_id": run.id,
+        "tags": list(run.tags or []),
+        "status": run.status,
+        "started_at": run.started_at,
+        "machine_id": run.machine_id,
+        "environment_id": run.environment_id,
+        "git_commit": env.git_commit,
+        "numba": env.numba,
+        "threading_layer": env.threading_layer,
+    }
+
+
+def machine_summary(machine: Machine) -> dict[str, Any]:
+    return {
+        "machine_id": machine.id,
+        "hostname": machine.hostname,
+        "fingerprint": machine.fingerprint,
+        "cpu_model": machine.cpu_model,
+    }

@@ -1,0 +1,163 @@
+"""``history``: a kernel's median time over runs, its steps, and what changed at each.
+
+A series is one point (kernel, shape, threads, precision, context) on one
+machine, one value per run (the run's median seconds per repetition), oldest
+run first.  A detector from :mod:`.detectors` finds the steps; for each step
+the runs on either side and the difference of their environments are given,
+since a changed compiler, library or setting is the usual cause.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import select
+
+from ..db.engine import Database
+from ..db.models import Environment, Kernel, Measurement, Run
+from ..errors import UserError
+from ..query import measurements_frame, parse_shape, resolve_machine, shape_key
+from .compare import POINT_KEY
+from .describe import machine_summary
+from .detectors import Detector, get_detector
+from .envdiff import environment_diff
+
+SERIES_COLUMNS = [
+    "run_id",
+    "run_started_at",
+    "run_tags",
+    "environment_id",
+    "t_median",
+    "t_min",
+    "t_cv",
+]
+
+
+@dataclass
+class Series:
+    """One point's values over runs and the steps found in them."""
+
+    kernel: str
+    shape_key: str
+    threads: int
+    precision: str
+    context: str
+    footprint_bytes: int
+    values: pd.DataFrame
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kernel": self.kernel,
+            "shape": self.shape_key,
+            "threads": self.threads,
+            "precision": self.precision,
+            "context": self.context,
+            "footprint_bytes": self.footprint_bytes,
+            "values": self.values.to_dict(orient="records"),
+            "steps": self.steps,
+        }
+
+
+def _known_kernels(db: Database, machine_id: int) -> list[str]:
+    with db.session() as s:
+        stmt = (
+            select(Kernel.name)
+            .join(Measurement, Measurement.kernel_id == Kernel.id)
+            .join(Run, Measurement.run_id == Run.id)
+            .where(Run.machine_id == machine_id)
+            .distinct()
+            .order_by(Kernel.name)
+        )
+        return list(s.scalars(stmt))
+
+
+def _step_details(db: Database, values: pd.DataFrame, steps: list[Any]) -> list[dict[str, Any]]:
+    details = []
+    with db.session() as s:
+        for step in steps:
+            before, after = values.iloc[step.index - 1], values.iloc[step.index]
+            env_a = s.get_one(Environment, int(before["environment_id"]))
+            env_b = s.get_one(Environment, int(after["environment_id"]))
+            details.append(
+                {
+                    **step.to_dict(),
+                    "run_id": int(after["run_id"]),
+                    "run_tags": list(after["run_tags"]),
+                    "previous_run_id": int(before["run_id"]),
+                    "environment_diff": environment_diff(env_a, env_b),
+                }
+            )
+    return details
+
+
+def kernel_history(
+    db: Database,
+    kernel: str,
+    *,
+    shape: str | None = None,
+    threads: int | None = None,
+    precision: str | None = None,
+    context: str | None = None,
+    machine: str | None = None,
+    detector: Detector | str = "potts",
+) -> tuple[dict[str, Any], list[Series]]:
+    """The machine and the series of ``kernel`` matching the filters, steps detected.
+
+    ``UserError`` (naming what exists) for an unknown kernel or shape, or
+    when nothing matches the filters.
+    """
+    found = get_detector(detector) if isinstance(detector, str) else detector
+    with db.session() as s:
+        host = resolve_machine(s, machine)
+        host_info = machine_summary(host)
+    known = _known_kernels(db, host_info["machine_id"])
+    if kernel not in known:
+        raise UserError(
+            f"no measurements of kernel {kernel!r} on machine {host_info['hostname']}; "
+            f"measured kernels: {', '.join(known) or 'none (run `benchdb collect`)'}"
+        )
+    frame = measurements_frame(
+        db,
+        kernels=[kernel],
+        machine_id=host_info["machine_id"],
+        threads=[threads] if threads is not None else None,
+        precision=precision,
+        context=context,
+        valid_only=True,
+    )
+    if shape is not None:
+        key = shape_key(parse_shape(shape))
+        shapes = sorted(set(frame["shape_key"]), key=lambda k: [int(d) for d in k.split("x")])
+        if key not in shapes:
+            raise UserError(
+                f"kernel {kernel!r} has no measurement at shape {key} with these filters; "
+                f"measured shapes: {', '.join(shapes) or 'none'}"
+            )
+        frame = frame[frame["shape_key"] == key]
+    if frame.empty:
+        raise UserError(
+            f"kernel {kernel!r} has no valid measurement with --threads/--precision/--context "
+            "as given; drop a filter to see what exists"
+        )
+    series = []
+    frame = frame.sort_values(["run_started_at", "run_id"])
+    for key, group in frame.groupby(POINT_KEY[1:], sort=True):
+        values = group[SERIES_COLUMNS].reset_index(drop=True)
+        steps = found.detect(values["t_median"].to_list())
+        series.append(
+            Series(
+                kernel=kernel,
+                shape_key=key[0],
+                threads=int(key[1]),
+                precision=key[2],
+                context=key[3],
+                footprint_bytes=int(group["footprint_bytes"].iloc[0]),
+                values=values,
+                steps=_step_details(db, values, steps),
+            )
+        )
+    series.sort(key=lambda x: (x.threads, x.precision, x.context, x.footprint_bytes))
+    return host_info, series

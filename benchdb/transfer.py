@@ -1,0 +1,451 @@
+"""Moving measurements between databases: export files and idempotent import.
+
+A compute node collects into its own SQLite file; ``benchdb import`` brings
+that file (or an export of it) into the shared PostgreSQL.  Importing is
+idempotent -- the same data imported twice adds nothing -- because every row
+is matched by a natural key, never by its database id:
+
+* machine and environment: their content fingerprint;
+* kernel: its name;
+* run: its *run key*, ``run.config["uuid"]`` (``benchdb collect`` stores a
+  fresh uuid4 in every run; a run without one gets the sha256 of its machine,
+  host, pid and start time, which the import then stores as its uuid);
+* measurement: its unique point (run, kernel, shape, threads, precision, context).
+
+One in-memory form, :class:`Bundle`, has two serialisations: a JSON document
+(entities listed once) and a flat table for CSV and Parquet (one row per
+measurement, with the run's, kernel's, machine's and environment's records as
+canonical JSON text in every row, so each file stands alone and loads into
+pandas as is).  Values are checked against the ORM column types before
+anything is written, and everything is written in one transaction: a
+malformed file is refused with one line and the database is unchanged.
+Communication measurements and fitted models are not part of an export.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import JSON, Boolean, DateTime, Float, Integer, Select, String, select
+from sqlalchemy.exc import DBAPIError, StatementError
+from sqlalchemy.orm import Session
+
+from .db.engine import Database, open_database
+from .db.models import Base, Environment, Kernel, Machine, Measurement, Run
+from .db.repo import get_or_create
+from .errors import UserError
+from .hashing import canonical_json, content_hash
+from .query import measurements_frame
+
+FORMAT = "benchdb-export"
+VERSION = 1
+FORMAT_TAG = f"{FORMAT}/{VERSION}"
+FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
+SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+
+_LINKS = {"id", "machine_id", "environment_id", "run_id", "kernel_id"}
+# Fields of each record: every column but surrogate ids and links (natural keys replace them).
+_ENTITY_SKIP = _LINKS | {"created_at"}
+RECORD_COLUMNS = ("machine_record", "environment_record", "run_record", "kernel_record")
+LIST_COLUMNS = ("shape", "samples", "flags")
+
+
+def fields(model: type[Base], skip: set[str]) -> list[str]:
+    return [c.key for c in model.__table__.columns if c.key not in skip]
+
+
+MEASUREMENT_FIELDS = fields(Measurement, _LINKS)
+
+
+def _plain(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def record(row: Base, skip: set[str] = _ENTITY_SKIP) -> dict[str, Any]:
+    """A row as a JSON-able dict of its own columns (no surrogate ids)."""
+    return {k: _plain(getattr(row, k)) for k in fields(type(row), skip)}
+
+
+def run_key(run: Run) -> str:
+    """The run's natural key across databases (see the module docstring)."""
+    uuid = (run.config or {}).get("uuid")
+    if uuid:
+        return str(uuid)
+    return content_hash(
+        {
+            "machine": run.machine.fingerprint,
+            "hostname": run.hostname,
+            "pid": run.pid,
+            "started_at": run.started_at.replace(tzinfo=None).isoformat(),
+        }
+    )[:32]
+
+
+@dataclass
+class Bundle:
+    """Measurements with everything they refer to, keyed by natural keys."""
+
+    machines: dict[str, dict] = field(default_factory=dict)  # fingerprint -> record
+    environments: dict[str, dict] = field(default_factory=dict)
+    runs: dict[str, dict] = field(default_factory=dict)  # run key -> record (+ fingerprints)
+    kernels: dict[str, dict] = field(default_factory=dict)  # name -> record
+    measurements: list[dict] = field(default_factory=list)  # + run_key, kernel
+
+
+# ---------------------------------------------------------------- reading the database
+
+
+def bundle_from_db(
+    db: Database,
+    *,
+    kernels: Sequence[str] | None = None,
+    run_ids: Sequence[int] | None = None,
+    machine_id: int | None = None,
+) -> Bundle:
+    """The measurements matching the filters (see :func:`measurements_frame`) and their entities."""
+    frame = measurements_frame(db, kernels=kernels, run_ids=run_ids, machine_id=machine_id)
+    bundle = Bundle()
+    keys: dict[int, str] = {}
+    with db.session() as s:
+        for run in s.scalars(select(Run).where(Run.id.in_(frame["run_id"].unique().tolist()))):
+            keys[run.id] = key = run_key(run)
+            bundle.machines[run.machine.fingerprint] = record(run.machine)
+            bundle.environments[run.environment.fingerprint] = record(run.environment)
+            bundle.runs[key] = {
+                **record(run),
+                "machine_fingerprint": run.machine.fingerprint,
+                "environment_fingerprint": run.environment.fingerprint,
+            }
+        names = frame["kernel"].unique().tolist()
+        for k in s.scalars(select(Kernel).where(Kernel.name.in_(names))):
+            bundle.kernels[k.name] = record(k)
+    for m in frame_records(frame, [*MEASUREMENT_FIELDS, "run_id", "kernel"]):
+        run_id = m.pop("run_id")
+        bundle.measurements.append({**m, "run_key": keys[run_id]})
+    return bundle
+
+
+def frame_records(frame: pd.DataFrame, columns: Sequence[str]) -> list[dict[str, Any]]:
+    """Rows of a :func:`measurements_frame` as JSON-able dicts: NaN -> None, tuples ->
+    lists, timestamps -> ISO text."""
+    out = []
+    for row in frame[list(columns)].to_dict("records"):
+        for k, v in row.items():
+            if isinstance(v, float) and math.isnan(v):
+                row[k] = None
+            elif isinstance(v, tuple):
+                row[k] = list(v)
+            else:
+                row[k] = _plain(v)
+        out.append(row)
+    return out
+
+
+# ---------------------------------------------------------------- files
+
+
+def format_of(path: Path, fmt: str | None = None) -> str:
+    """The file format: ``fmt`` if given, else from the suffix; UserError otherwise."""
+    if fmt is not None:
+        if fmt not in FORMATS.values():
+            raise UserError(f"unknown format {fmt!r}; use csv, parquet or json")
+        return fmt
+    try:
+        return FORMATS[path.suffix.lower()]
+    except KeyError:
+        raise UserError(
+            f"cannot tell the format of {path.name!r} from its suffix; name it .csv, .parquet "
+            "or .json, or pass --format"
+        ) from None
+
+
+def to_frame(bundle: Bundle) -> pd.DataFrame:
+    """The flat table of CSV and Parquet exports: one row per measurement."""
+    rows = []
+    for m in bundle.measurements:
+        run = bundle.runs[m["run_key"]]
+        row = {"export_format": FORMAT_TAG, **m}
+        for f in LIST_COLUMNS:
+            row[f] = canonical_json(m[f])
+        row["machine_record"] = canonical_json(bundle.machines[run["machine_fingerprint"]])
+        row["environment_record"] = canonical_json(
+            bundle.environments[run["environment_fingerprint"]]
+        )
+        row["run_record"] = canonical_json(run)
+        row["kernel_record"] = canonical_json(bundle.kernels[m["kernel"]])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def write_bundle(bundle: Bundle, path: Path, fmt: str) -> None:
+    if fmt == "json":
+        doc = {"format": FORMAT, "version": VERSION, **bundle.__dict__}
+        path.write_text(json.dumps(doc, indent=1, allow_nan=False))
+    elif fmt == "csv":
+        to_frame(bundle).to_csv(path, index=False)
+    else:
+        to_frame(bundle).to_parquet(path, index=False)
+
+
+def _why(exc: BaseException) -> str:
+    """The first line of an exception's message (its type when it has none)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _malformed(path: Path | str, why: str) -> UserError:
+    return UserError(
+        f"{path} is not a valid benchdb export ({why}); nothing was imported -- "
+        "re-create it with `benchdb export`"
+    )
+
+
+def _from_frame(frame: pd.DataFrame) -> Bundle:
+    missing = {"export_format", "run_key", *MEASUREMENT_FIELDS, *RECORD_COLUMNS} - set(
+        frame.columns
+    )
+    if missing:
+        raise ValueError(f"missing column(s) {', '.join(sorted(missing))}")
+    if set(frame["export_format"]) - {FORMAT_TAG}:
+        raise ValueError(f"export_format is not {FORMAT_TAG}")
+    bundle = Bundle()
+    for row in frame.to_dict("records"):
+        run = json.loads(row["run_record"])
+        machine = json.loads(row["machine_record"])
+        environment = json.loads(row["environment_record"])
+        kernel = json.loads(row["kernel_record"])
+        key = row["run_key"]
+        bundle.machines[machine["fingerprint"]] = machine
+        bundle.environments[environment["fingerprint"]] = environment
+        bundle.runs[key] = run
+        bundle.kernels[kernel["name"]] = kernel
+        m = {f: row[f] for f in MEASUREMENT_FIELDS}
+        for f in LIST_COLUMNS:
+            m[f] = json.loads(m[f])
+        bundle.measurements.append({**m, "run_key": key, "kernel": kernel["name"]})
+    return bundle
+
+
+def read_bundle(path: Path) -> Bundle:
+    """Read an export file; UserError (nothing written) when it is not one."""
+    fmt = format_of(path)
+    try:
+        if fmt == "json":
+            doc = json.loads(path.read_text())
+            if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+                raise ValueError(f'no "format": "{FORMAT}" header')
+            if doc.get("version") != VERSION:
+                raise ValueError(f"version {doc.get('version')!r}; this benchdb reads {VERSION}")
+            return Bundle(**{k: doc[k] for k in Bundle.__dataclass_fields__})
+        frame = (
+            pd.read_csv(path, dtype=str, keep_default_na=False)
+            if fmt == "csv"
+            else pd.read_parquet(path)
+        )
+        return _from_frame(frame)
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise _malformed(path, _why(exc)) from exc
+    except Exception as exc:  # pyarrow's errors do not share a base class with ValueError
+        if type(exc).__module__.startswith("pyarrow"):
+            raise _malformed(path, _why(exc)) from exc
+        raise
+
+
+# ---------------------------------------------------------------- writing the database
+
+
+def _coerce(model: type[Base], rec: dict, skip: set[str]) -> dict[str, Any]:
+    """``rec``'s fields typed as ``model``'s columns (from JSON, CSV text or Parquet)."""
+    out: dict[str, Any] = {}
+    for col in model.__table__.columns:
+        if col.key in skip:
+            continue
+        if col.key not in rec:
+            raise ValueError(f"{model.__tablename__} record lacks {col.key!r}")
+        value = rec[col.key]
+        empty = value is None or (isinstance(value, float) and math.isnan(value))
+        if empty or (value == "" and not isinstance(col.type, String)):
+            if not col.nullable:
+                raise ValueError(f"{model.__tablename__}.{col.key} is empty")
+            out[col.key] = None
+            continue
+        out[col.key] = _typed(col.type, value, f"{model.__tablename__}.{col.key}")
+    return out
+
+
+def _typed(coltype: Any, value: Any, name: str) -> Any:
+    if isinstance(coltype, JSON):
+        return json.loads(value) if isinstance(value, str) else value
+    if isinstance(coltype, Boolean):
+        if isinstance(value, str):
+            if value.lower() not in ("true", "false", "1", "0"):
+                raise ValueError(f"{name} is not a boolean: {value!r}")
+            return value.lower() in ("true", "1")
+        return bool(value)
+    if isinstance(coltype, Integer | Float):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} is not a number: {value!r}") from None
+        if isinstance(coltype, Float):
+            return number
+        if not number.is_integer():
+            raise ValueError(f"{name} is not an integer: {value!r}")
+        return int(number)
+    if isinstance(coltype, DateTime):
+        return datetime.fromisoformat(value) if isinstance(value, str) else value
+    if not isinstance(value, str):
+        raise ValueError(f"{name} is not text: {value!r}")
+    return value
+
+
+@dataclass
+class ImportCounts:
+    """What an import added; ``measurements_present`` were already in the database."""
+
+    machines: int = 0
+    environments: int = 0
+    kernels: int = 0
+    runs: int = 0
+    measurements: int = 0
+    measurements_present: int = 0
+
+
+@dataclass
+class _Typed:
+    """A bundle checked and typed against the schema, ready to write."""
+
+    machines: dict[str, dict]
+    environments: dict[str, dict]
+    kernels: dict[str, dict]
+    runs: dict[str, tuple[str, str, dict]]  # key -> (machine fp, environment fp, fields)
+    measurements: list[tuple[str, str, dict]]  # (run key, kernel, fields)
+
+
+def _check(bundle: Bundle) -> _Typed:
+    runs = {}
+    for key, rec in bundle.runs.items():
+        fields_ = _coerce(Run, rec, _ENTITY_SKIP)
+        fields_["config"] = {**(fields_["config"] or {}), "uuid": key}
+        fp_m, fp_e = rec["machine_fingerprint"], rec["environment_fingerprint"]
+        if fp_m not in bundle.machines or fp_e not in bundle.environments:
+            raise ValueError(f"run {key} refers to a machine or environment not in the file")
+        runs[key] = (fp_m, fp_e, fields_)
+    measurements = []
+    for m in bundle.measurements:
+        if m["run_key"] not in runs or m["kernel"] not in bundle.kernels:
+            raise ValueError("a measurement refers to a run or kernel not in the file")
+        measurements.append((m["run_key"], m["kernel"], _coerce(Measurement, m, _LINKS)))
+    return _Typed(
+        machines={fp: _coerce(Machine, r, _ENTITY_SKIP) for fp, r in bundle.machines.items()},
+        environments={
+            fp: _coerce(Environment, r, _ENTITY_SKIP) for fp, r in bundle.environments.items()
+        },
+        kernels={n: _coerce(Kernel, r, _ENTITY_SKIP) for n, r in bundle.kernels.items()},
+        runs=runs,
+        measurements=measurements,
+    )
+
+
+def _run_by_key(key: str) -> Select:
+    return select(Run).where(Run.config["uuid"].as_string() == key)
+
+
+def _get_or_add(session: Session, model: type[Base], key: str, values: dict) -> tuple[int, bool]:
+    """(id, added?) of the row whose ``key`` column equals ``values[key]``."""
+    before = session.scalars(select(model).filter_by(**{key: values[key]})).first()
+    if before is not None:
+        return before.id, False
+    rest = {k: v for k, v in values.items() if k != key}
+    return get_or_create(session, model, {key: values[key]}, **rest).id, True
+
+
+def _write(session: Session, data: _Typed) -> ImportCounts:
+    counts = ImportCounts()
+    ids: dict[str, dict[str, int]] = {"machine": {}, "environment": {}, "kernel": {}, "run": {}}
+    for kind, model, key, rows in (
+        ("machine", Machine, "fingerprint", data.machines),
+        ("environment", Environment, "fingerprint", data.environments),
+        ("kernel", Kernel, "name", data.kernels),
+    ):
+        for natural, values in rows.items():
+            ids[kind][natural], added = _get_or_add(session, model, key, values)
+            setattr(counts, f"{kind}s", getattr(counts, f"{kind}s") + added)
+    for key, (fp_m, fp_e, values) in data.runs.items():
+        run = session.scalars(_run_by_key(key)).first()
+        if run is None:
+            run = Run(
+                machine_id=ids["machine"][fp_m], environment_id=ids["environment"][fp_e], **values
+            )
+            session.add(run)
+            session.flush()
+            counts.runs += 1
+        ids["run"][key] = run.id
+    present = {
+        (r, k, sk, t, p, c)
+        for r, k, sk, t, p, c in session.execute(
+            select(
+                Measurement.run_id,
+                Measurement.kernel_id,
+                Measurement.shape_key,
+                Measurement.threads,
+                Measurement.precision,
+                Measurement.context,
+            ).where(Measurement.run_id.in_(list(ids["run"].values())))
+        )
+    }
+    for key, kernel, values in data.measurements:
+        run_id, kernel_id = ids["run"][key], ids["kernel"][kernel]
+        point = (run_id, kernel_id, values["shape_key"], values["threads"],
+                 values["precision"], values["context"])  # fmt: skip
+        if point in present:
+            counts.measurements_present += 1
+            continue
+        present.add(point)
+        session.add(Measurement(run_id=run_id, kernel_id=kernel_id, **values))
+        counts.measurements += 1
+    return counts
+
+
+def import_bundle(db: Database, bundle: Bundle, origin: str = "import data") -> ImportCounts:
+    """Add what ``bundle`` holds and ``db`` lacks, in one transaction."""
+    try:
+        data = _check(bundle)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise _malformed(origin, _why(exc)) from exc
+    try:
+        with db.session() as s:
+            return _write(s, data)
+    except (StatementError, DBAPIError) as exc:
+        reason = _why(exc.orig or exc)
+        raise _malformed(origin, f"the database refused a row: {reason}") from exc
+
+
+def load_source(source: str) -> tuple[Bundle, str]:
+    """(bundle, where it came from) of an export file, an SQLite file or a database URL.
+
+    Reads only: a source database is opened without upgrading it.
+    """
+    path = Path(source).expanduser()
+    if "://" not in source and path.suffix.lower() in SQLITE_SUFFIXES:
+        if not path.is_file():
+            raise UserError(f"no such file {source}; give an export file or a database URL")
+        source = f"sqlite:///{path.resolve()}"
+    if "://" in source:
+        other = open_database(source, upgrade=False)
+        try:
+            return bundle_from_db(other), other.display_url
+        finally:
+            other.close()
+    if not path.is_file():
+        raise UserError(f"no such file {source}; give an export file or a database URL")
+    return read_bundle(path), str(path)

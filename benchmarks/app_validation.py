@@ -1,0 +1,125 @@
+"""Validate the application model against real distributed runs (issue 7, "Done when").
+
+For three global grids whose per-rank footprints sit in L2, L3 and DRAM
+(derived from this machine's caches), runs the distributed shallow-water
+model on 1 rank (1x1) and on every decomposition of 2 ranks (2x1, 1x2),
+predicts each run with the application model, and prints
+
+    grid, decomposition, predicted, measured, error, worst per-loop error
+
+plus, per grid, whether the scenario explorer's best decomposition is the
+measured best (or within 5% of it).  The database must already hold the
+shallow loop curves (`benchdb collect --kernels shallow`), the populated-node
+curves (`benchdb app calibrate --ranks 2`) and communication parameters
+(`benchdb comm collect` + fit, or --machine-file).
+
+    python benchmarks/app_validation.py --db sqlite:///val.sqlite [--machine-file F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+from benchdb.collectors.app.collect import AppRunRequest, run_app
+
+from benchdb.app.decomposition import Decomposition
+from benchdb.app.inputs import comm_params
+from benchdb.app.model import AppCase, ModelOptions, predict_app
+from benchdb.app.runs import app_run_summary
+from benchdb.db.engine import open_database
+from benchdb.machine import detect_machine
+
+BYTES_PER_POINT = 13 * 8  # paper 003 eq. 9
+DECOMPS = (Decomposition(1, 1), Decomposition(2, 1), Decomposition(1, 2))
+
+
+def grid_for(footprint: float) -> int:
+    """Even square grid M whose whole-model footprint (M+1)^2 x 104 B is about ``footprint``."""
+    return max(8, 2 * round((math.sqrt(footprint / BYTES_PER_POINT) - 1) / 2))
+
+
+def grids() -> dict[str, int]:
+    """Per-rank footprints in L2 / L3 / DRAM for both 1 and 2 ranks per node."""
+    m = detect_machine()
+    l2 = m.cache("L2").size_bytes
+    llc = m.last_level_cache().size_bytes
+    return {
+        "L2": grid_for(0.8 * l2),  # 1 rank: 0.8 L2; 2 ranks: 0.4 L2 each
+        "L3": grid_for(0.5 * llc),  # the two ranks share the LLC: 0.25 LLC each
+        "DRAM": grid_for(8 * llc),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--db", required=True)
+    ap.add_argument("--machine-file", default=None)
+    ap.add_argument("--seconds", type=float, default=2.0, help="target length of each run")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    db = open_database(args.db)
+    comm = comm_params(db, args.machine_file, None)
+    options = ModelOptions()
+    rows = []
+    for level, g in grids().items():
+        grid = (g, g)
+        probe = predict_app(db, [AppCase(grid, d, 1) for d in DECOMPS], comm, options)
+        steps = max(10, math.ceil(args.seconds / max(p.total_s for p in probe)))
+        cases = [AppCase(grid, d, steps) for d in DECOMPS]
+        preds = predict_app(db, cases, comm, options)
+        measured = []
+        for case, pred in zip(cases, preds, strict=True):
+            run_id = run_app(db, AppRunRequest(grid, case.decomp, steps, tags=("app-validation",)))
+            meas = app_run_summary(db, run_id)
+            measured.append(meas["total_s"])
+            loop_err = max(
+                abs(pred.loops[k] - meas["loops_s"][k]) / meas["loops_s"][k]
+                for k in pred.loops
+                if k in meas["loops_s"]
+            )
+            rows.append(
+                {
+                    "level": level,
+                    "grid": f"{g}x{g}",
+                    "decomposition": case.decomp.key,
+                    "local_footprint_bytes": BYTES_PER_POINT
+                    * (case.local[0] + 1)
+                    * (case.local[1] + 1),
+                    "steps": steps,
+                    "predicted_s": pred.total_s,
+                    "measured_s": meas["total_s"],
+                    "error": (pred.total_s - meas["total_s"]) / meas["total_s"],
+                    "worst_loop_error": loop_err,
+                    "predicted_exchange_s": pred.exchange_s,
+                    "measured_exchange_s": sum(meas["exchanges_s"].values()),
+                    "app_run_id": run_id,
+                }
+            )
+        best_pred = min(range(3), key=lambda i: preds[i].total_s)
+        best_meas = min(measured)
+        for r in rows[-3:]:
+            r["scenario_best"] = DECOMPS[best_pred].key
+            r["scenario_best_vs_measured_best"] = measured[best_pred] / best_meas - 1
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return
+    head = (
+        f"{'level':5} {'grid':>10} {'decomp':>6} {'local fp':>9} {'steps':>6} {'predicted':>10} "
+        f"{'measured':>10} {'error':>7} {'loop err':>8} {'pred xch':>9} {'meas xch':>9} best"
+    )
+    print(head)
+    for r in rows:
+        print(
+            f"{r['level']:5} {r['grid']:>10} {r['decomposition']:>6} "
+            f"{r['local_footprint_bytes'] / 2**20:8.2f}M {r['steps']:6d} {r['predicted_s']:9.4f}s "
+            f"{r['measured_s']:9.4f}s {100 * r['error']:+6.1f}% "
+            f"{100 * r['worst_loop_error']:7.1f}% "
+            f"{r['predicted_exchange_s']:8.4f}s {r['measured_exchange_s']:8.4f}s "
+            f"{r['scenario_best']} ({100 * r['scenario_best_vs_measured_best']:+.1f}%)"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""``run_app``: validate, run the distributed model under mpiexec, store one ``app_run``.
+
+Nothing is written before the MPI job has succeeded: the run row and its
+``app_run`` row go in together, in one transaction, after rank 0's result
+file is complete.  Bad input raises :class:`~benchdb.errors.UserError`
+before anything starts; a failed rank aborts the whole job
+(:mod:`.worker`), and the error names the rank and its exception.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchdb.app.decomposition import Decomposition, check_decomposition
+from benchdb.db.engine import Database
+from benchdb.db.models import AppRun, Run, utcnow
+from benchdb.db.repo import register_environment, register_machine
+from benchdb.environment import detect_environment
+from benchdb.errors import UserError
+from benchdb.machine import available_memory_bytes, detect_machine
+from benchdb.query import shape_key
+from benchdb.units import fmt_bytes
+
+from ...kernels.api import DTYPE_BYTES
+from ...kernels.geometry import SHALLOW
+from .launch import failure_message, run_mpi
+
+WORKER = "benchdb.collectors.app.worker"
+
+
+@dataclass(frozen=True)
+class AppRunRequest:
+    grid: tuple[int, int]
+    decomp: Decomposition
+    steps: int
+    precision: str = "float64"
+    diag_every: int = 0
+    max_ranks: int | None = None
+    timeout: float | None = None
+    tags: tuple[str, ...] = ()
+
+
+def validate(req: AppRunRequest) -> None:
+    """Every check that needs no MPI: UserError naming the fix."""
+    machine = detect_machine()
+    check_decomposition(req.grid, req.decomp, req.max_ranks or machine.cores)
+    if req.steps < 1:
+        raise UserError(f"--steps must be at least 1, got {req.steps}")
+    if req.diag_every < 0:
+        raise UserError(f"--diag-every must be 0 (none) or positive, got {req.diag_every}")
+    if req.precision not in DTYPE_BYTES:
+        raise UserError(f"unknown precision {req.precision!r}; use {', '.join(DTYPE_BYTES)}")
+    # every rank builds the global initial fields once, then keeps its block
+    need = req.decomp.ranks * SHALLOW.footprint_bytes(req.grid, req.precision) * 3 // 2
+    free = available_memory_bytes()
+    if free and need > free:
+        raise UserError(
+            f"grid {shape_key(req.grid)} on {req.decomp.ranks} ranks needs about "
+            f"{fmt_bytes(need)} of memory, {fmt_bytes(free)} is free; use a smaller --grid"
+        )
+
+
+def execute(req: AppRunRequest, fields_out: str | None) -> dict[str, Any]:
+    config = {
+        "grid": list(req.grid),
+        "decomposition": [req.decomp.px, req.decomp.py],
+        "steps": req.steps,
+        "precision": req.precision,
+        "diag_every": req.diag_every,
+        "fields_out": fields_out,
+    }
+    with tempfile.TemporaryDirectory(prefix="benchdb-app-") as tmp:
+        out = Path(tmp) / "result.json"
+        proc = run_mpi(
+            req.decomp.ranks, WORKER, [json.dumps(config), str(out)], timeout=req.timeout
+        )
+        if proc.returncode != 0 or not out.exists():
+            raise UserError(f"the MPI run failed ({failure_message(proc)}); nothing was written")
+        return json.loads(out.read_text())
+
+
+def _store(db: Database, req: AppRunRequest, result: dict[str, Any]) -> int:
+    ranks = result["ranks"]
+    rank_seconds = [r["seconds"] for r in ranks]
+    config = {
+        "grid": list(req.grid),
+        "decomposition": req.decomp.key,
+        "steps": req.steps,
+        "precision": req.precision,
+        "diag_every": req.diag_every,
+    }
+    with db.session() as s:
+        machine = register_machine(s, detect_machine())
+        env = register_environment(s, detect_environment())
+        run = Run(
+            machine_id=machine.id,
+            environment_id=env.id,
+            kind="app",
+            status="complete",
+            command=" ".join(sys.argv),
+            tags=list(req.tags),
+            config=config,
+            hostname=socket.gethostname(),
+            ended_at=utcnow(),
+        )
+        s.add(run)
+        s.flush()
+        row = AppRun(
+            run_id=run.id,
+            application="shallow",
+            grid=list(req.grid),
+            grid_key=shape_key(req.grid),
+            px=req.decomp.px,
+            py=req.decomp.py,
+            ranks=req.decomp.ranks,
+            steps=req.steps,
+            precision=req.precision,
+            threads=1,
+            total_seconds=max(rank_seconds),
+            rank_seconds=rank_seconds,
+            loop_seconds=[r["loops"] for r in ranks],
+            exchange_seconds=[r["exchanges"] for r in ranks],
+            energy=result["energy"] or {},
+            checksum=result["mass"],
+            info={
+                "local_shape": result["local_shape"],
+                "reductions": result["reductions"],
+                "reduction_seconds": [r["reduction"] for r in ranks],
+                "placement": [{k: r[k] for k in ("rank", "coords", "host", "cpus")} for r in ranks],
+                "first_step": "forward step before timing (untimed, also compiles)",
+            },
+        )
+        s.add(row)
+        s.flush()
+        return row.id
+
+
+def run_app(db: Database, req: AppRunRequest, *, fields_out: str | None = None) -> int:
+    """Run and store; the new ``app_run`` id."""
+    validate(req)
+    result = execute(req, fields_out)
+    return _store(db, req, result)

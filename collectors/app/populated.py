@@ -1,0 +1,141 @@
+"""Loop curves of a *populated* node: the shallow sweep run by P ranks at once.
+
+Paper 001 (section 4) keeps separate per-cell compute curves for one and for
+four processes per node: ranks on one node share memory bandwidth and the
+last-level cache, so a loop runs slower when its neighbours are busy.  The
+collectors time one process; here every rank of an ``mpiexec -n P`` job
+prepares the same point and times it in lock step (a barrier before every
+sample; rank 0 calibrates the repetitions and broadcasts them), so every
+sample is taken with all P processes busy on the same work.  The stored
+sample is the mean over the ranks of that sample's per-repetition time; the
+context ``fullstep:ppnP`` (see :func:`benchdb.app.model.populated_context`)
+tells these curves from the single-process ``fullstep`` ones.
+
+``python -m benchdb.collectors.app.populated CONFIG_JSON OUT_JSON`` (started
+by :func:`calibrate_populated`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from benchdb.app.model import populated_context
+from benchdb.db.engine import Database
+from benchdb.db.repo import register_kernel
+from benchdb.errors import UserError
+from benchdb.runs import finish_run, start_run
+from benchdb.units import fmt_bytes
+
+from ...kernels import get_benchmark
+from ..plan import SweepPlan, build_plan
+from ..record import measurement_rows
+from ..timing import PointTiming, calibrate
+from .launch import failure_message, run_mpi
+
+MODULE = "benchdb.collectors.app.populated"
+
+
+def _time_point(comm: Any, row: list, sample_time: float, samples: int) -> dict[str, Any]:
+    import numpy as np
+
+    point = SweepPlan.from_config(
+        {"points": [row], "sample_time": sample_time, "samples": samples}
+    ).points[0]
+    prepared = get_benchmark(point.benchmark).prepare(point.shape, point.precision, 1)
+    prepared.run(1)  # warm-up
+    reps = comm.bcast(calibrate(prepared, sample_time) if comm.rank == 0 else None, root=0)
+    mine: dict[str, list[float]] = {}
+    for _ in range(samples):
+        comm.Barrier()
+        for kernel, seconds in prepared.run(reps).items():
+            mine.setdefault(kernel, []).append(seconds / reps)
+    every = comm.gather(mine, root=0)
+    if comm.rank != 0:
+        return {}
+    per_kernel = {k: np.mean([r[k] for r in every], axis=0).tolist() for k in mine}
+    return {"repetitions": reps, "samples": per_kernel, "checksum": prepared.checksum()}
+
+
+def main(argv: list[str]) -> None:
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    try:
+        config, out = json.loads(argv[1]), Path(argv[2])
+        results = [
+            _time_point(comm, row, config["sample_time"], config["samples"])
+            for row in config["points"]
+        ]
+        if comm.rank == 0:
+            tmp = out.with_suffix(".partial")
+            tmp.write_text(json.dumps(results))
+            tmp.replace(out)
+    except BaseException as exc:  # one line, and the whole job ends
+        print(f"rank {comm.rank}: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        comm.Abort(1)
+
+
+def calibrate_populated(
+    db: Database,
+    ranks: int,
+    *,
+    quick: bool = False,
+    sizes_spec: str | None = None,
+    timeout: float | None = None,
+) -> tuple[int, int]:
+    """Measure the shallow curves with ``ranks`` busy processes; (run id, points stored)."""
+    from ..sweep import detect_context
+
+    ctx = detect_context()
+    if not 2 <= ranks <= ctx.machine.cores:
+        raise UserError(
+            f"--ranks {ranks}: a populated node needs 2 to {ctx.machine.cores} ranks "
+            "(one per core of this machine)"
+        )
+    plan = build_plan(ctx.machine, kernels=["shallow"], sizes_spec=sizes_spec, quick=quick)
+    worst = max(p.footprint_bytes for p in plan.points) * ranks
+    from benchdb.machine import available_memory_bytes
+
+    if worst > available_memory_bytes():
+        raise UserError(f"{ranks} ranks at the largest size need {fmt_bytes(worst)}; use --sizes")
+    config = plan.config()
+    with tempfile.TemporaryDirectory(prefix="benchdb-ppn-") as tmp:
+        out = Path(tmp) / "result.json"
+        proc = run_mpi(ranks, MODULE, [json.dumps(config), str(out)], timeout=timeout)
+        if proc.returncode != 0 or not out.exists():
+            raise UserError(
+                f"the MPI calibration failed ({failure_message(proc)}); nothing was written"
+            )
+        results = json.loads(out.read_text())
+    bench = get_benchmark("shallow")
+    with db.session() as s:
+        kernels = {k.name: (register_kernel(s, k).id, k) for k in bench.kernels}
+    run = start_run(
+        db,
+        kind="app-calibrate",
+        config={**config, "ranks": ranks},
+        tags=[f"ppn{ranks}"],
+        machine=ctx.machine,
+        environment=ctx.environment,
+    )
+    stored = 0
+    with db.session() as s:
+        for point, res in zip(plan.points, results, strict=True):
+            timing = PointTiming(res["repetitions"], res["samples"], res["checksum"])
+            rows = measurement_rows(
+                run.id, point, bench.points(point.shape), timing, f"ppn{ranks}:bind-core", kernels
+            )
+            for row in rows:
+                row.context = populated_context(ranks)
+            s.add_all(rows)
+            stored += len(rows)
+    finish_run(db, run.id, "complete")
+    return run.id, stored
+
+
+if __name__ == "__main__":
+    main(sys.argv)

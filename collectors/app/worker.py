@@ -1,0 +1,185 @@
+"""One rank of the distributed shallow-water run (started by ``mpiexec``; see ``collect``).
+
+``python -m benchdb.collectors.app.worker CONFIG_JSON OUT_JSON``.  Every rank
+builds its block of the original initial conditions (the global fields of
+:func:`benchdb.kernels.shallow_model.initial_state`, sliced: the same numbers
+as the serial model), runs the model's first, forward step untimed (it also
+compiles), then ``steps`` timed leapfrog steps: the serial benchmark's
+compiled phases (:func:`benchdb.kernels.shallow.run_steps`, over a phase
+range) between the two groups of halo exchanges that replace the periodic
+boundary updates (:mod:`.halo`).  A single rank runs the serial model's own boundary phases instead.
+
+Rank 0 writes the gathered timings to OUT_JSON (atomically); each rank may
+also write its final fields (``fields_out``) for the correctness test.  Any
+exception on any rank prints one line and aborts the whole job, so the parent
+sees a failure and writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from mpi4py import MPI
+
+from benchdb.app.decomposition import Decomposition, check_decomposition
+from benchdb.app.energy import RaplReader
+from benchdb.app.shallow_app import EXCHANGED_FIELDS
+
+from ...kernels.arrays import aligned_empty
+from ...kernels.clock import read_overhead_ticks, seconds
+from ...kernels.shallow import N_PHASES, PERIODIC_CVZH, PERIODIC_NEW, PHASES, run_steps
+from ...kernels.shallow_model import (
+    STAGGER,
+    ShallowState,
+    initial_state,
+    mass,
+    step_constants,
+)
+from .halo import HaloExchanger
+
+FIRST_EXCHANGES = EXCHANGED_FIELDS[:4]  # after cu, cv, z, h (Fortran loops 110/115)
+SECOND_EXCHANGES = EXCHANGED_FIELDS[4:]  # after unew, vnew, pnew (loops 210/215)
+
+
+def local_state(
+    grid: tuple[int, int], precision: str, origin: tuple[int, int], local: tuple[int, int]
+) -> ShallowState:
+    """This rank's (ml+1) x (nl+1) block of every field, halo included, Fortran order."""
+    full = initial_state(grid, precision)
+    (i0, j0), (ml, nl) = origin, local
+    block = {}
+    for name in ShallowState._fields:
+        a = aligned_empty((ml + 1, nl + 1), precision, order="F")
+        a[...] = getattr(full, name)[i0 : i0 + ml + 1, j0 : j0 + nl + 1]
+        block[name] = a
+    return ShallowState(**block)
+
+
+class RankModel:
+    """The state, the exchanger and the timers of one rank."""
+
+    def __init__(
+        self, cart: MPI.Cartcomm, grid: tuple[int, int], decomp: Decomposition, precision: str
+    ) -> None:
+        self.cart = cart
+        self.coords = tuple(cart.Get_coords(cart.rank))
+        self.local = decomp.local_shape(grid)
+        self.origin = decomp.origin(grid, self.coords)
+        self.state = local_state(grid, precision, self.origin, self.local)
+        self.single = decomp.ranks == 1
+        self.exchanger = HaloExchanger(cart, self.local, self.state.p.dtype)
+        self.reset()
+
+    def reset(self) -> None:
+        self.ticks = np.zeros(N_PHASES, dtype=np.int64)
+        self.exchange = {f"{f}.{ax}": 0.0 for f in EXCHANGED_FIELDS for ax in ("x", "y")}
+        self.reduction = 0.0
+
+    def _exchange(self, names: tuple[str, ...]) -> None:
+        for name in names:
+            tx, ty = self.exchanger.exchange(getattr(self.state, name), STAGGER[name])
+            self.exchange[f"{name}.x"] += tx
+            self.exchange[f"{name}.y"] += ty
+
+    def step(self, c) -> None:
+        s, ticks = self.state, self.ticks
+        if self.single:
+            run_steps(False, s, c, 1, 0, N_PHASES, True, ticks)
+            return
+        run_steps(False, s, c, 1, 0, PERIODIC_CVZH, True, ticks)
+        self._exchange(FIRST_EXCHANGES)
+        run_steps(False, s, c, 1, PERIODIC_CVZH + 1, PERIODIC_NEW, True, ticks)
+        self._exchange(SECOND_EXCHANGES)
+        run_steps(False, s, c, 1, PERIODIC_NEW + 1, N_PHASES, True, ticks)
+
+    def reduce_mass(self) -> float:
+        """The global mass diagnostic: one allreduce (paper 001's global sum)."""
+        local = mass(self.state)
+        t0 = MPI.Wtime()
+        total = self.cart.allreduce(local, op=MPI.SUM)
+        self.reduction += MPI.Wtime() - t0
+        return total
+
+    def loop_seconds(self, steps: int) -> dict[str, float]:
+        """Seconds per kernel name, the clock-read cost subtracted as the serial benchmark does."""
+        out: dict[str, float] = {}
+        overhead = read_overhead_ticks()
+        for k, name in enumerate(PHASES):
+            if self.single or name != "boundary":
+                key = f"shallow.{name}"
+                out[key] = out.get(key, 0.0) + seconds(max(self.ticks[k] - steps * overhead, 0.0))
+        return out
+
+
+def run_rank(comm: MPI.Comm, config: dict[str, Any]) -> dict[str, Any] | None:
+    grid = tuple(config["grid"])
+    decomp = check_decomposition(grid, Decomposition(*config["decomposition"]))
+    steps, precision = int(config["steps"]), config["precision"]
+    diag_every = int(config.get("diag_every", 0))
+    if comm.size != decomp.ranks:
+        raise RuntimeError(f"started with {comm.size} ranks for decomposition {decomp.key}")
+    cart = comm.Create_cart([decomp.px, decomp.py], periods=[True, True], reorder=False)
+    model = RankModel(cart, grid, decomp, precision)
+    model.step(step_constants(precision, first=True))  # forward step; compiles, first-touches
+    model.reset()
+    leapfrog = step_constants(precision, first=False)
+    rapl = RaplReader() if cart.rank == 0 else None
+    cart.Barrier()
+    before = rapl.snapshot() if rapl and rapl.available else None
+    t0 = MPI.Wtime()
+    for n in range(1, steps + 1):
+        model.step(leapfrog)
+        if diag_every and n % diag_every == 0:
+            model.reduce_mass()
+    elapsed = MPI.Wtime() - t0
+    cart.Barrier()
+    energy = None
+    if rapl is not None:
+        energy = rapl.energy(before, rapl.snapshot()) if before else rapl.describe_absence()
+    total_mass = model.reduce_mass()
+    if config.get("fields_out"):
+        arrays = {name: getattr(model.state, name) for name in ShallowState._fields}
+        np.savez(f"{config['fields_out']}.{cart.rank}.npz", origin=np.array(model.origin), **arrays)
+    mine = {
+        "rank": cart.rank,
+        "coords": list(model.coords),
+        "host": MPI.Get_processor_name(),
+        "cpus": sorted(os.sched_getaffinity(0)),
+        "seconds": elapsed,
+        "loops": model.loop_seconds(steps),
+        "exchanges": model.exchange,
+        "reduction": model.reduction if diag_every else 0.0,
+    }
+    ranks = cart.gather(mine, root=0)
+    if cart.rank != 0:
+        return None
+    return {
+        "local_shape": list(model.local),
+        "ranks": ranks,
+        "energy": energy,
+        "mass": total_mass,
+        "reductions": steps // diag_every if diag_every else 0,
+    }
+
+
+def main(argv: list[str]) -> None:
+    comm = MPI.COMM_WORLD
+    try:
+        config, out = json.loads(argv[1]), Path(argv[2])
+        result = run_rank(comm, config)
+        if result is not None:
+            tmp = out.with_suffix(".partial")
+            tmp.write_text(json.dumps(result))
+            tmp.replace(out)
+    except BaseException as exc:  # any failure ends the whole job, with one line
+        print(f"rank {comm.rank}: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        comm.Abort(1)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,112 @@
+"""Ping-pong per placement class and k concurrent pairs (max-rate).
+
+Ping-pong (paper 001 section 3.2, paper 002 eq. 1): rank 0 and one partner
+bounce a message; the stored time is one direction (half the round trip).
+One partner is chosen per placement class present (the first rank that is
+intra-socket, inter-socket, intra-node or inter-node to rank 0).
+
+Pairs (paper 002 eq. 2-3): ranks ``i`` and ``i + P/2`` for ``i < k`` ping-pong
+at once, k = 1 .. P/2; with ranks filling nodes in blocks, the pairs cross
+from the first half of the ranks to the second.  A sample is the slowest pair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import numpy as np
+from mpi4py import MPI
+
+from . import native
+from .placement import RankInfo, classify, node_count
+from .results import CommPoint
+from .timing import measure
+
+
+def partners(infos: list[RankInfo]) -> dict[str, int]:
+    """The first rank of each placement class relative to rank 0."""
+    found: dict[str, int] = {}
+    for info in infos[1:]:
+        found.setdefault(classify(infos[0], info), info.rank)
+    return found
+
+
+def _pairs_runner(
+    comm: MPI.Comm, buf: np.ndarray, nbytes: int, pairs: list[tuple[int, int]]
+) -> Callable[[int], float]:
+    me = comm.rank
+    c, byte, _, _ = native.handles(comm)
+    role = next(((b, True) for a, b in pairs if a == me), None) or next(
+        ((a, False) for a, b in pairs if b == me), None
+    )
+
+    def run(reps: int) -> float:
+        if role is None:
+            return 0.0
+        peer, first = role
+        t0 = MPI.Wtime()
+        err = native.pingpong(buf, nbytes, peer, reps, first, c, byte)
+        elapsed = MPI.Wtime() - t0
+        if err:
+            raise RuntimeError(f"MPI error {err} in ping-pong with rank {peer}")
+        return elapsed if first else 0.0
+
+    return run
+
+
+def pingpong(
+    comm: MPI.Comm, infos: list[RankInfo], sizes: list[int], samples: int, min_time: float
+) -> Iterator[CommPoint]:
+    buf = np.zeros(max(sizes), dtype=np.uint8)
+    for placement, partner in partners(infos).items():
+        for n in sizes:
+            timed = measure(
+                comm,
+                _pairs_runner(comm, buf, n, [(0, partner)]),
+                samples=samples,
+                min_time=min_time,
+                divisor=2.0,
+            )
+            yield CommPoint(
+                benchmark="pingpong",
+                ranks=comm.size,
+                nodes=node_count(infos),
+                pairs=1,
+                placement=placement,
+                message_bytes=n,
+                params_key=f"ranks=0-{partner}",
+                params={"peer": [0, partner], "time": "one-way", "driver": "numba+ctypes"},
+                repetitions=timed.repetitions,
+                samples=timed.samples,
+            )
+
+
+def concurrent_pairs(
+    comm: MPI.Comm, infos: list[RankInfo], sizes: list[int], samples: int, min_time: float
+) -> Iterator[CommPoint]:
+    half = comm.size // 2
+    buf = np.zeros(max(sizes), dtype=np.uint8)
+    for k in range(1, half + 1):
+        pairs = [(i, i + half) for i in range(k)]
+        classes = {classify(infos[a], infos[b]) for a, b in pairs}
+        placement = classes.pop() if len(classes) == 1 else "mixed"
+        for n in sizes:
+            timed = measure(
+                comm,
+                _pairs_runner(comm, buf, n, pairs),
+                samples=samples,
+                min_time=min_time,
+                divisor=2.0,
+            )
+            yield CommPoint(
+                benchmark="pairs",
+                ranks=comm.size,
+                nodes=node_count(infos),
+                pairs=k,
+                placement=placement,
+                message_bytes=n,
+                params_key=f"k={k}",
+                params={"pairs": pairs, "time": "one-way, slowest pair"},
+                repetitions=timed.repetitions,
+                samples=timed.samples,
+            )

@@ -1,0 +1,70 @@
+"""Threads as a measured dimension (paper 004, the DMI HBM thread-scaling report):
+numba's thread count, the threading layer actually loaded, and CPU pinning.
+
+Pinning uses ``os.sched_setaffinity`` on every thread of the process (the
+main thread and numba's workers, listed in ``/proc/self/task``), so a point
+at t threads runs on the first t CPUs the process may use, and threads started
+later inherit the mask.  The placement string stored with each point says
+which CPUs (``cpus:0-1``), or ``none`` where the OS does not allow pinning.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+TASKS = Path("/proc/self/task")
+
+
+def start_numba_threads() -> str:
+    """Launch numba's thread pool; the name of the threading layer it loaded (e.g. ``omp``).
+
+    The layer is only known once the pool exists; the environment row records
+    it (DESIGN.md "Measurement method").
+    """
+    import numba
+
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    return str(numba.threading_layer())
+
+
+def _set_all_threads(cpus: set[int]) -> None:
+    for tid in os.listdir(TASKS):
+        try:
+            os.sched_setaffinity(int(tid), cpus)
+        except ProcessLookupError:  # the thread ended meanwhile
+            continue
+
+
+def _label(cpus: list[int]) -> str:
+    if cpus == list(range(cpus[0], cpus[-1] + 1)) and len(cpus) > 1:
+        return f"cpus:{cpus[0]}-{cpus[-1]}"
+    return "cpus:" + ",".join(map(str, cpus))
+
+
+@contextmanager
+def pinned(threads: int) -> Iterator[str]:
+    """Set numba's thread count, pin the process to ``threads`` CPUs; yields the placement.
+
+    The original affinity is restored afterwards.
+    """
+    import numba
+
+    numba.set_num_threads(threads)
+    if not (hasattr(os, "sched_setaffinity") and TASKS.is_dir()):
+        yield "none"
+        return
+    original = os.sched_getaffinity(0)
+    cpus = sorted(original)[:threads]
+    try:
+        _set_all_threads(set(cpus))
+        placement = _label(cpus)
+    except OSError:  # not permitted here (some containers): measure unpinned
+        placement = "none"
+    try:
+        yield placement
+    finally:
+        with suppress(OSError):
+            _set_all_threads(original)

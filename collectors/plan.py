@@ -1,0 +1,217 @@
+"""What a sweep will measure: benchmarks x precisions x threads x shapes.
+
+The plan is built and checked *before* anything is allocated or written, so
+bad input (unknown kernel, zero size, too many threads, a footprint larger
+than the free memory) ends the command with one line and exit status 2 and
+leaves the database untouched.  The plan is stored in the run's ``config``
+(with a content hash of it), which is what lets a later ``collect`` recognise
+and resume an unfinished run of the same sweep.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from benchdb.errors import UserError
+from benchdb.hashing import content_hash
+from benchdb.machine import MachineInfo, available_memory_bytes
+from benchdb.query import shape_key
+from benchdb.units import fmt_bytes
+
+from ..kernels import BENCHMARKS, Benchmark, get_benchmark
+from ..kernels.api import DTYPE_BYTES, Shape
+from . import sizes
+
+DEFAULT_SAMPLE_TIME = 0.020  # seconds: long against the ~15 ns clock read (DESIGN.md)
+QUICK_SAMPLE_TIME = 0.005
+MIN_SAMPLES = 5  # DESIGN.md "Measurement method": at least five samples, all stored
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measured point: a benchmark at one shape, precision and thread count."""
+
+    benchmark: str
+    shape: Shape
+    precision: str
+    threads: int
+    footprint_bytes: int
+
+    @property
+    def key(self) -> tuple[str, str, int, str]:
+        """What identifies a stored point (with the run): benchmark, shape, threads, precision."""
+        return (self.benchmark, shape_key(self.shape), self.threads, self.precision)
+
+    def to_json(self) -> list:
+        return [self.benchmark, list(self.shape), self.precision, self.threads]
+
+    @classmethod
+    def from_json(cls, row: Sequence) -> Point:
+        name, shape, precision, threads = row
+        shape = tuple(int(n) for n in shape)
+        return cls(
+            name,
+            shape,
+            precision,
+            int(threads),
+            get_benchmark(name).footprint_bytes(shape, precision),
+        )
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """The points of a sweep, in the order they run, and how each is timed."""
+
+    mode: str  # "quick", "default" or "custom"
+    points: tuple[Point, ...]
+    sample_time: float
+    samples: int
+
+    def config(self) -> dict:
+        """The JSON stored in ``run.config``; ``sweep_hash`` identifies the sweep."""
+        body = {
+            "points": [p.to_json() for p in self.points],
+            "sample_time": self.sample_time,
+            "samples": self.samples,
+        }
+        return {"mode": self.mode, "sweep_hash": content_hash(body), **body}
+
+    @classmethod
+    def from_config(cls, config: dict) -> SweepPlan:
+        """The plan a run was started with (for ``--resume RUN``)."""
+        return cls(
+            mode=config.get("mode", "custom"),
+            points=tuple(Point.from_json(row) for row in config["points"]),
+            sample_time=float(config["sample_time"]),
+            samples=int(config["samples"]),
+        )
+
+
+def select_benchmarks(names: Sequence[str] | None) -> list[Benchmark]:
+    """Benchmarks named directly, by family (``stream``) or by one of their kernels.
+
+    A kernel name selects its whole benchmark: ``shallow.cu`` runs the full
+    shallow time step, which times all its loops at once.
+    """
+    if not names:
+        return list(BENCHMARKS.values())
+    chosen: list[Benchmark] = []
+    for name in names:
+        matches = [
+            b
+            for b in BENCHMARKS.values()
+            if name == b.name or any(name in (k.name, k.family) for k in b.kernels)
+        ]
+        if not matches:
+            families = sorted({k.family for b in BENCHMARKS.values() for k in b.kernels})
+            raise UserError(
+                f"unknown kernel {name!r}; use a benchmark ({', '.join(BENCHMARKS)}), "
+                f"a family ({', '.join(families)}) or a kernel name such as shallow.cu"
+            )
+        chosen.extend(b for b in matches if b not in chosen)
+    order = list(BENCHMARKS)
+    return sorted(chosen, key=lambda b: order.index(b.name))
+
+
+def parse_threads(text: str, limit: int) -> list[int]:
+    """'1,2' -> [1, 2]; each a positive integer no larger than ``limit``."""
+    out: list[int] = []
+    for part in sizes.parse_list(text):
+        if not part.isdigit() or int(part) < 1:
+            raise UserError(
+                f"--threads {text!r}: {part!r} is not a positive integer; write e.g. --threads 1,2"
+            )
+        if int(part) > limit:
+            raise UserError(
+                f"--threads {text!r}: {part} exceeds the {limit} threads numba can run here "
+                "(NUMBA_NUM_THREADS); use at most that"
+            )
+        if int(part) not in out:
+            out.append(int(part))
+    if not out:
+        raise UserError("--threads is empty; write e.g. --threads 1 or --threads 1,2")
+    return out
+
+
+def parse_precisions(text: str) -> list[str]:
+    out = sizes.parse_list(text)
+    bad = [p for p in out if p not in DTYPE_BYTES]
+    if bad or not out:
+        raise UserError(
+            f"unknown precision {', '.join(bad) or repr(text)}; use {' or '.join(DTYPE_BYTES)} "
+            "(comma-separated for both)"
+        )
+    return list(dict.fromkeys(out))
+
+
+def build_plan(
+    machine: MachineInfo,
+    *,
+    kernels: Sequence[str] | None = None,
+    sizes_spec: str | None = None,
+    footprints_spec: str | None = None,
+    threads: Sequence[int] = (1,),
+    precisions: Sequence[str] = ("float64",),
+    quick: bool = False,
+    sample_time: float | None = None,
+    samples: int = MIN_SAMPLES,
+) -> SweepPlan:
+    """Every point of the sweep, checked against the free memory; UserError on bad input."""
+    if sizes_spec and footprints_spec:
+        raise UserError("give either --sizes or --footprints, not both")
+    if samples < MIN_SAMPLES:
+        raise UserError(f"--samples {samples} is too few; at least {MIN_SAMPLES} are taken")
+    if sample_time is not None and not 0 < sample_time <= 60:
+        raise UserError(f"--sample-time {sample_time} must be in (0, 60] seconds, e.g. 0.02")
+    benches = select_benchmarks(kernels)
+    if footprints_spec:
+        targets = [sizes.parse_footprint(t) for t in sizes.parse_list(footprints_spec)]
+        if not targets:
+            raise UserError("--footprints is empty; write e.g. --footprints 1MiB,64MiB")
+        mode = "custom"
+    elif sizes_spec:
+        specs = sizes.parse_list(sizes_spec)
+        if not specs:
+            raise UserError("--sizes is empty; write e.g. --sizes 100x100,200x300")
+        mode = "custom"
+    else:
+        density = sizes.QUICK_DENSITY if quick else sizes.DEFAULT_DENSITY
+        targets = sizes.footprint_targets(machine, density, machine.memory_bytes)
+        mode = "quick" if quick else "default"
+    points: list[Point] = []
+    for bench in benches:
+        for precision in precisions:
+            if sizes_spec:
+                shapes = sizes.explicit_shapes(bench, specs)
+            else:
+                shapes = sizes.shapes_for_footprints(bench, targets, precision)
+            for t in threads:
+                points.extend(
+                    Point(bench.name, s, precision, t, bench.footprint_bytes(s, precision))
+                    for s in shapes
+                )
+    check_memory(points)
+    default_time = QUICK_SAMPLE_TIME if quick else DEFAULT_SAMPLE_TIME
+    return SweepPlan(mode, tuple(points), sample_time or default_time, samples)
+
+
+def check_memory(points: Sequence[Point]) -> None:
+    """Refuse (before allocating anything) a point larger than the memory free now."""
+    free = available_memory_bytes()
+    for p in points:
+        if p.footprint_bytes > free:
+            raise UserError(
+                f"{p.benchmark} at {shape_key(p.shape)} ({p.precision}) needs "
+                f"{fmt_bytes(p.footprint_bytes)} but only {fmt_bytes(free)} of memory is "
+                "available; choose smaller --sizes/--footprints"
+            )
+
+
+def thread_limit() -> int:
+    """How many threads a point may use: numba's pool size, at most the CPUs we may run on."""
+    import numba
+
+    allowed = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return min(numba.config.NUMBA_NUM_THREADS, allowed or 1)

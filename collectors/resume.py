@@ -1,0 +1,130 @@
+"""Resuming a sweep: which run to continue, claiming it, and what it already holds.
+
+Every point is committed as it completes (one transaction per point), so an
+unfinished run is a consistent prefix of its sweep.  ``collect`` continues
+the most recent *unfinished* run (``interrupted``, or ``running`` with its
+process gone) of this machine and environment whose stored plan has the same
+``sweep_hash``; a ``complete`` run is never reused, because regression
+tracking needs repeated runs of unchanged code.  Claiming is one conditional
+UPDATE, so two collectors can never continue the same run.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from sqlalchemy import select, update
+
+from benchdb.db.engine import Database
+from benchdb.db.models import Kernel, Measurement, Run
+from benchdb.errors import UserError
+from benchdb.runs import finish_run, mark_stale_runs, sigterm_as_exception
+
+from ..kernels import BENCHMARKS
+
+RESUMABLE = ("interrupted", "failed")
+RUN_KIND = "kernels"
+
+
+def _kernel_benchmark() -> dict[str, str]:
+    return {k.name: b.name for b in BENCHMARKS.values() for k in b.kernels}
+
+
+def find_resumable(
+    db: Database, machine_id: int, environment_id: int, sweep_hash: str
+) -> int | None:
+    """The newest interrupted run of this sweep on this machine and environment."""
+    mark_stale_runs(db)
+    with db.session() as s:
+        runs = s.scalars(
+            select(Run)
+            .where(
+                Run.machine_id == machine_id,
+                Run.environment_id == environment_id,
+                Run.kind == RUN_KIND,
+                Run.status == "interrupted",
+            )
+            .order_by(Run.id.desc())
+        )
+        return next((r.id for r in runs if r.config.get("sweep_hash") == sweep_hash), None)
+
+
+def check_explicit(db: Database, run_id: int, machine_fp: str, environment_fp: str) -> dict:
+    """The config of run ``run_id`` if this process may continue it; UserError otherwise."""
+    mark_stale_runs(db)
+    with db.session() as s:
+        run = s.get(Run, run_id)
+        if run is None or run.kind != RUN_KIND:
+            raise UserError(
+                f"no collection run {run_id}; `benchdb runs list` shows the runs you can resume"
+            )
+        if run.status == "complete":
+            raise UserError(
+                f"run {run_id} is already complete; run `benchdb collect` without --resume "
+                "for a new run"
+            )
+        if run.status == "running":
+            raise UserError(
+                f"run {run_id} is still running (pid {run.pid} on {run.hostname}); "
+                "wait for it or stop it first"
+            )
+        if run.machine.fingerprint != machine_fp or run.environment.fingerprint != environment_fp:
+            raise UserError(
+                f"run {run_id} was recorded on another machine or software environment; "
+                "its points would not compare with this one's -- start a new run instead"
+            )
+        return dict(run.config)
+
+
+def claim(db: Database, run_id: int) -> bool:
+    """Mark an unfinished run ``running`` under this process; False if another got it first."""
+    with db.session() as s:
+        result = s.execute(
+            update(Run)
+            .where(Run.id == run_id, Run.status.in_(RESUMABLE))
+            .values(status="running", pid=os.getpid(), hostname=socket.gethostname(), ended_at=None)
+        )
+        return result.rowcount == 1
+
+
+def stored_points(db: Database, run_id: int) -> set[tuple[str, str, int, str]]:
+    """Keys (benchmark, shape key, threads, precision) of the points run ``run_id`` holds."""
+    to_benchmark = _kernel_benchmark()
+    with db.session() as s:
+        rows = s.execute(
+            select(Kernel.name, Measurement.shape_key, Measurement.threads, Measurement.precision)
+            .join(Kernel, Measurement.kernel_id == Kernel.id)
+            .where(Measurement.run_id == run_id)
+        )
+        return {(to_benchmark.get(k, k), sk, t, p) for k, sk, t, p in rows}
+
+
+@dataclass
+class Outcome:
+    """How the sweep ended: ``complete``, or ``interrupted`` when a budget stopped it."""
+
+    status: str = "complete"
+
+
+@contextmanager
+def run_lifecycle(db: Database, run_id: int) -> Iterator[Outcome]:
+    """Record the end of a (new or resumed) run as ``recorded_run`` does for a new one.
+
+    Ctrl-C and SIGTERM (raised as ``Terminated``) end it ``interrupted``, any
+    other exception ``failed``, a normal end with ``outcome.status``.
+    """
+    outcome = Outcome()
+    status = "failed"
+    try:
+        with sigterm_as_exception():
+            yield outcome
+        status = outcome.status
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        finish_run(db, run_id, status)

@@ -1,0 +1,167 @@
+"""Running a sweep into the database: the collectors' Python API.
+
+``run_sweep(db, plan)`` measures every point of ``plan`` that the run does
+not already hold and commits each point in its own transaction (DESIGN.md:
+an interrupted sweep loses at most the point in flight).  It continues an
+unfinished run of the same sweep when there is one (see
+:mod:`.resume`), otherwise it starts a new run.
+
+``time_budget``: no new point starts once the budget is spent (the point in
+flight finishes, so the sweep may overrun by one point); the run is then
+left ``interrupted`` and the same command continues it later.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from benchdb.db.engine import Database
+from benchdb.db.repo import register_environment, register_kernel, register_machine
+from benchdb.environment import EnvironmentInfo, detect_environment
+from benchdb.errors import UserError
+from benchdb.machine import MachineInfo, detect_machine
+from benchdb.runs import start_run
+
+from ..kernels import KernelInfo, get_benchmark
+from ..kernels.jit import OPTIONS
+from . import resume
+from .placement import pinned, start_numba_threads
+from .plan import Point, SweepPlan
+from .record import measurement_rows
+from .timing import time_point
+
+
+class SweepObserver:
+    """Progress hooks; the default does nothing (``--quiet``, notebooks)."""
+
+    def started(self, run_id: int, todo: Sequence[Point], stored: int, resumed: bool) -> None:
+        """Called once ``todo`` is known; ``stored`` points were already in the run."""
+
+    def point_started(self, point: Point) -> None:
+        """Called before ``point`` is prepared."""
+
+    def point_finished(self, point: Point) -> None:
+        """Called after ``point`` is committed."""
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    run_id: int
+    status: str  # complete, or interrupted (time budget spent)
+    resumed: bool
+    measured: int  # points measured by this call
+    already_stored: int  # points the resumed run held before this call
+    remaining: int  # points still to measure (non-zero only when a budget stopped it)
+    elapsed_s: float
+
+
+@dataclass(frozen=True)
+class Context:
+    machine: MachineInfo
+    environment: EnvironmentInfo
+
+
+def detect_context() -> Context:
+    """This machine and software, with numba's threading layer actually loaded."""
+    layer = start_numba_threads()
+    return Context(detect_machine(), detect_environment(threading_layer=layer, options=OPTIONS))
+
+
+def _open_run(
+    db: Database, plan: SweepPlan, ctx: Context, resume_run: int | None, tags: Sequence[str]
+) -> tuple[int, bool]:
+    """(run id, resumed?): claim the run to continue, else start a new one."""
+    if resume_run is not None:
+        if not resume.claim(db, resume_run):
+            raise UserError(f"run {resume_run} was taken by another collector; try again")
+        return resume_run, True
+    with db.session() as s:
+        machine_id = register_machine(s, ctx.machine).id
+        environment_id = register_environment(s, ctx.environment).id
+    config = plan.config()
+    found = resume.find_resumable(db, machine_id, environment_id, config["sweep_hash"])
+    if found is not None and resume.claim(db, found):
+        return found, True
+    run = start_run(
+        db,
+        kind=resume.RUN_KIND,
+        config={**config, "uuid": new_uuid()},
+        tags=list(tags),
+        machine=ctx.machine,
+        environment=ctx.environment,
+    )
+    return run.id, False
+
+
+def new_uuid() -> str:
+    """The run's natural key across databases (``benchdb import`` matches runs by it)."""
+    return uuid.uuid4().hex
+
+
+def _register_kernels(db: Database, plan: SweepPlan) -> dict[str, tuple[int, KernelInfo]]:
+    names = dict.fromkeys(p.benchmark for p in plan.points)
+    infos = [k for name in names for k in get_benchmark(name).kernels]
+    with db.session() as s:
+        return {k.name: (register_kernel(s, k).id, k) for k in infos}
+
+
+def measure_point(
+    db: Database,
+    run_id: int,
+    point: Point,
+    plan: SweepPlan,
+    kernels: dict[str, tuple[int, KernelInfo]],
+) -> None:
+    """Prepare, time and commit one point (one transaction)."""
+    bench = get_benchmark(point.benchmark)
+    with pinned(point.threads) as placement:
+        prepared = bench.prepare(point.shape, point.precision, point.threads)
+        timing = time_point(prepared, plan.sample_time, plan.samples)
+        points = prepared.points
+        del prepared  # free the arrays before the next point allocates
+    rows = measurement_rows(run_id, point, points, timing, placement, kernels)
+    with db.session() as s:
+        s.add_all(rows)
+
+
+def run_sweep(
+    db: Database,
+    plan: SweepPlan,
+    *,
+    resume_run: int | None = None,
+    time_budget: float | None = None,
+    tags: Sequence[str] = (),
+    observer: SweepObserver | None = None,
+    context: Context | None = None,
+) -> SweepResult:
+    """Measure the points of ``plan`` the run lacks; see the module docstring."""
+    observer = observer or SweepObserver()
+    t0 = time.monotonic()
+    ctx = context or detect_context()
+    kernels = _register_kernels(db, plan)
+    run_id, resumed = _open_run(db, plan, ctx, resume_run, tags)
+    measured = 0
+    with resume.run_lifecycle(db, run_id) as outcome:
+        stored = resume.stored_points(db, run_id)
+        todo = [p for p in plan.points if p.key not in stored]
+        observer.started(run_id, todo, len(plan.points) - len(todo), resumed)
+        for point in todo:
+            if time_budget is not None and time.monotonic() - t0 >= time_budget:
+                outcome.status = "interrupted"
+                break
+            observer.point_started(point)
+            measure_point(db, run_id, point, plan, kernels)
+            measured += 1
+            observer.point_finished(point)
+    return SweepResult(
+        run_id=run_id,
+        status=outcome.status,
+        resumed=resumed,
+        measured=measured,
+        already_stored=len(plan.points) - len(todo),
+        remaining=len(todo) - measured,
+        elapsed_s=time.monotonic() - t0,
+    )

@@ -1,0 +1,59 @@
+"""Timing one prepared point (DESIGN.md "Measurement method").
+
+* JIT compilation and first touch are excluded: ``prepare()`` compiles and
+  touches the data, and one more untimed repetition follows (warm-up).
+* Repetitions are calibrated so that one sample lasts at least the target
+  sample time (20 ms by default), long against the clock and against the
+  ~0.2 us numba call that starts it; the repetition loop itself runs in
+  compiled code (``Prepared.run``).
+* At least five samples are taken; every one is kept, in seconds *per
+  repetition*, per kernel (the shallow benchmark reports each of its loops).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from ..kernels.api import Prepared
+
+CALIBRATION_FRACTION = 0.25  # stop calibrating once a trial lasts this share of the target
+MAX_GROWTH = 100  # a calibration trial is at most this many times the previous one
+
+
+@dataclass(frozen=True)
+class PointTiming:
+    """Samples (seconds per repetition) of every kernel a benchmark timed at one point."""
+
+    repetitions: int
+    samples: dict[str, list[float]]
+    checksum: float
+
+
+def _wall(prepared: Prepared, repetitions: int) -> float:
+    t0 = time.perf_counter()
+    prepared.run(repetitions)
+    return time.perf_counter() - t0
+
+
+def calibrate(prepared: Prepared, sample_time: float) -> int:
+    """Repetitions for one sample to last about ``sample_time`` seconds (at least one)."""
+    repetitions = 1
+    while True:
+        wall = _wall(prepared, repetitions)
+        if wall >= sample_time * CALIBRATION_FRACTION:
+            return max(1, math.ceil(repetitions * sample_time / wall))
+        growth = MAX_GROWTH if wall <= 0 else sample_time * CALIBRATION_FRACTION / wall * 1.5
+        repetitions = max(repetitions + 1, math.ceil(repetitions * min(MAX_GROWTH, growth)))
+
+
+def time_point(prepared: Prepared, sample_time: float, samples: int) -> PointTiming:
+    """Warm up, calibrate, then take ``samples`` samples of the calibrated length."""
+    prepared.run(1)  # warm-up: excluded from every sample
+    repetitions = calibrate(prepared, sample_time)
+    per_kernel: dict[str, list[float]] = {}
+    for _ in range(samples):
+        for kernel, seconds in prepared.run(repetitions).items():
+            per_kernel.setdefault(kernel, []).append(float(seconds) / repetitions)
+    return PointTiming(repetitions, per_kernel, float(prepared.checksum()))

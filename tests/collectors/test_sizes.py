@@ -1,0 +1,112 @@
+"""Size selection: footprints from the machine's caches, inverted into shapes."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+
+import pytest
+from benchdb.collectors import sizes
+from benchdb.kernels import get_benchmark
+
+from benchdb.errors import UserError
+from benchdb.machine import detect_machine
+
+MACHINE = detect_machine()
+
+
+def _other_machine():
+    """This machine with twice its caches: the sweep must follow the caches, not constants."""
+    caches = tuple(dataclasses.replace(c, size_bytes=2 * c.size_bytes) for c in MACHINE.caches)
+    return dataclasses.replace(MACHINE, caches=caches)
+
+
+@pytest.mark.parametrize("machine", [MACHINE, _other_machine()], ids=["this", "bigger-caches"])
+def test_default_sweep_spans_l1_to_beyond_llc(machine) -> None:
+    targets = sizes.footprint_targets(machine, sizes.DEFAULT_DENSITY, machine.memory_bytes)
+    caches = machine.data_caches()
+    llc = caches[-1].size_bytes
+    assert targets == sorted(targets)
+    assert targets[0] <= caches[0].size_bytes / 4  # L1-resident
+    assert max(targets) >= 8 * llc
+    for cache in caches:  # Kerncraft's 0.66x point and the capacity itself
+        for factor in (0.66, 1.0):
+            assert any(abs(t / (factor * cache.size_bytes) - 1) < 0.01 for t in targets)
+    sweep = [t for t in targets if t <= 8 * llc]  # beyond: Kerncraft's lone 15x point
+    ratios = [b / a for a, b in itertools.pairwise(sweep)]
+    # geometric sqrt(2) steps; a cache point replaces a neighbour within a quarter step
+    assert max(ratios) <= 2 ** (0.5 * 1.25) * 1.01
+
+
+def test_quick_sweep_is_coarser_and_hits_every_level() -> None:
+    quick = sizes.footprint_targets(MACHINE, sizes.QUICK_DENSITY, MACHINE.memory_bytes)
+    full = sizes.footprint_targets(MACHINE, sizes.DEFAULT_DENSITY, MACHINE.memory_bytes)
+    assert len(quick) < len(full) / 3
+    for cache in MACHINE.data_caches():
+        assert any(t < cache.size_bytes for t in quick)
+    assert max(quick) >= 4 * MACHINE.last_level_cache().size_bytes
+
+
+def test_sweep_is_capped_by_memory() -> None:
+    llc = MACHINE.last_level_cache().size_bytes
+    targets = sizes.footprint_targets(MACHINE, sizes.DEFAULT_DENSITY, memory_limit=4 * llc)
+    assert max(targets) <= 2 * llc
+
+
+def test_no_caches_asks_for_explicit_sizes() -> None:
+    with pytest.raises(UserError, match="--sizes"):
+        sizes.footprint_targets(dataclasses.replace(MACHINE, caches=()), sizes.QUICK_DENSITY, 2**30)
+
+
+@pytest.mark.parametrize("target", [4096, 700_000, 37_000_000, 300_000_000])
+def test_shallow_square_shape_is_nearest_footprint(target: int) -> None:
+    bench = get_benchmark("shallow")
+    m, n = sizes.shape_for_footprint(bench, target, "float64")
+    assert m == n
+    assert bench.footprint_bytes((m, n), "float64") == (m + 1) * (n + 1) * 13 * 8
+
+    def err(k: int) -> float:
+        return abs(math.log(bench.footprint_bytes((k, k), "float64") / target))
+
+    assert err(m) <= err(m - 1) and err(m) <= err(m + 1)
+
+
+def test_precision_changes_the_shape_not_the_footprint() -> None:
+    bench = get_benchmark("stream.triad")
+    (n64,) = sizes.shape_for_footprint(bench, 2**20, "float64")
+    (n32,) = sizes.shape_for_footprint(bench, 2**20, "float32")
+    assert n32 == pytest.approx(2 * n64, abs=1)
+
+
+def test_tiny_target_gives_smallest_valid_shape() -> None:
+    assert sizes.shape_for_footprint(get_benchmark("stencil2d5"), 1, "float64") == (3, 3)
+
+
+def test_tridiag_grows_columns_at_fixed_depth() -> None:
+    shapes = sizes.shapes_for_footprints(get_benchmark("tridiag"), [10**5, 10**7], "float64")
+    assert [s[1] for s in shapes] == [100, 100]
+    assert shapes[0][0] < shapes[1][0]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"), [("4096", 4096), ("512KiB", 2**19), ("64MiB", 2**26), ("1.5GiB", 3 * 2**29)]
+)
+def test_parse_footprint(text: str, value: int) -> None:
+    assert sizes.parse_footprint(text) == value
+
+
+@pytest.mark.parametrize("text", ["0", "-1MiB", "abc", "12 parsecs", "0KiB"])
+def test_parse_footprint_rejects(text: str) -> None:
+    with pytest.raises(UserError, match="positive size"):
+        sizes.parse_footprint(text)
+
+
+def test_explicit_shapes_match_dimensions() -> None:
+    specs = ["100x100", "200x300", "5000"]
+    assert sizes.explicit_shapes(get_benchmark("shallow"), specs) == [(100, 100), (200, 300)]
+    assert sizes.explicit_shapes(get_benchmark("stream.triad"), specs) == [(5000,)]
+    with pytest.raises(UserError, match="3 extent"):
+        sizes.explicit_shapes(get_benchmark("stencil3d7"), specs)
+    with pytest.raises(UserError, match="too small"):
+        sizes.explicit_shapes(get_benchmark("stencil2d5"), ["2x2"])

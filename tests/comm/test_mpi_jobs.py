@@ -1,0 +1,91 @@
+"""Real MPI jobs under mpiexec: 2 ranks, a handful of sizes, short samples.
+
+The job is started exactly as ``benchdb comm collect`` starts it
+(:mod:`benchdb.collectors.mpi.launcher`).  The fault cases use the test-only
+``BENCHDB_COMM_TEST_FAULT`` to make rank 1 fail after the first measured
+point and check that the whole job ends with mpiexec's exit code and one line,
+and that the database is unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from benchdb.collectors.mpi import launcher
+from benchdb.collectors.mpi.faults import ENV as FAULT_ENV
+from sqlalchemy import func, select
+
+from benchdb.comm.store import comm_frame, fit_models, load_params
+from benchdb.comm.validate import halo_validation
+from benchdb.db.models import CommMeasurement, Model, Run
+from benchdb.errors import UserError
+from tests.comm.test_comm_cli import counts
+
+pytestmark = pytest.mark.mpi
+
+QUICK = ["--samples", "3", "--min-sample-time", "0.0005"]
+
+
+@pytest.fixture(scope="module")
+def mpiexec() -> str:
+    try:
+        return launcher.find_mpiexec()
+    except UserError as exc:
+        pytest.skip(f"no mpiexec: {exc}")
+
+
+def _run(mpiexec: str, url: str, *args: str) -> launcher.JobResult:
+    cmd = launcher.command(mpiexec, 2, ["--db", url, "--progress", *QUICK, *args])
+    return launcher.run_job(cmd, timeout=120)
+
+
+def test_collect_fit_and_check_the_halo(mpiexec: str, sqlite_url: str) -> None:
+    from benchdb.db.engine import open_database
+
+    db = open_database(sqlite_url)
+    progress: list[dict] = []
+    cmd = launcher.command(
+        mpiexec, 2,
+        ["--db", db.url, "--progress", *QUICK, "--benchmarks", "pingpong,halo2d,allreduce",
+         "--sizes", "8,64,512,4096,8192,32768,262144", "--halo-local", "32",
+         "--halo-fields", "2", "--allreduce-bytes", "8"],
+    )  # fmt: skip
+    result = launcher.run_job(cmd, on_progress=progress.append, timeout=120)
+    assert progress[-1]["done"] == progress[-1]["total"] == 7 + 1 + 1
+    with db.session() as s:
+        run = s.scalars(select(Run)).one()
+        assert (run.kind, run.status, run.id) == ("comm", "complete", result.summary["run_id"])
+        rows = s.scalars(select(CommMeasurement)).all()
+    assert sorted({r.benchmark for r in rows}) == ["allreduce", "halo2d", "pingpong"]
+    assert all(len(r.samples) == 3 and r.t_min > 0 for r in rows)
+    pp = sorted((r for r in rows if r.benchmark == "pingpong"), key=lambda r: r.message_bytes)
+    assert {r.placement for r in pp} == {"intra-socket"} or {r.placement for r in pp} == {
+        "intra-node"
+    }
+    # a 256 KiB message takes longer than an 8-byte one, whatever the load
+    assert pp[-1].t_median > 2 * pp[0].t_median
+    fit_models(db)
+    params = load_params(db)
+    (check,) = halo_validation(comm_frame(db, run.id), params)
+    assert check["predicted_s"] > 0 and check["measured_mpi_s"] > 0
+    assert check["measured_total_s"] >= check["measured_mpi_s"]
+
+
+@pytest.mark.parametrize(("fault", "needle"), [("raise:1", "rank 1"), ("kill:1", "signal 9")])
+def test_a_failed_rank_ends_the_job_and_writes_nothing(
+    mpiexec: str, sqlite_url: str, monkeypatch: pytest.MonkeyPatch, fault: str, needle: str
+) -> None:
+    before = counts(sqlite_url)
+    monkeypatch.setitem(os.environ, FAULT_ENV, fault)
+    with pytest.raises(UserError) as err:
+        _run(mpiexec, sqlite_url, "--benchmarks", "pingpong", "--sizes", "8,64")
+    message = str(err.value)
+    assert "mpiexec exit code" in message and needle in message
+    assert "nothing was written" in message and "\n" not in message
+    assert counts(sqlite_url) == before
+    from benchdb.db.engine import open_database
+
+    db = open_database(sqlite_url)
+    with db.session() as s:
+        assert s.scalar(select(func.count()).select_from(Model)) == 0

@@ -1,0 +1,138 @@
+"""Synthetic measured curves with known answers, written through the ORM.
+
+A "measurement" here is what the collectors would store for a kernel whose
+true rate at footprint x is ``rate_fn(x)``: samples are the exact time per
+repetition, spread by a known relative amount, so a test knows both the value
+a prediction must return and the uncertainty it must report.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from benchdb.kernels import kernel_info
+
+from benchdb.db.engine import Database
+from benchdb.db.models import Measurement
+from benchdb.db.repo import register_environment, register_kernel
+from benchdb.environment import detect_environment
+from benchdb.predict.basis import rate_basis
+from benchdb.runs import finish_run, start_run
+
+
+def step_curve(peak: float = 4e9, memory: float = 1e9, corner: float = 2e5, width: float = 1.5):
+    """A smooth cache step in log footprint: ``peak`` below ``corner``, ``memory`` far above."""
+
+    def rate(x: np.ndarray) -> np.ndarray:
+        t = 1 / (1 + np.exp(-(np.log(np.asarray(x, dtype=float)) - np.log(corner)) / width * 4))
+        return peak + (memory - peak) * t
+
+    return rate
+
+
+def add_run(
+    db: Database,
+    kernel: str,
+    shapes: Sequence[tuple[int, ...]],
+    rate_fn: Callable[[np.ndarray], np.ndarray],
+    *,
+    threads: int = 1,
+    precision: str = "float64",
+    spread: float = 0.02,
+    tags: Sequence[str] = (),
+    flags_at: dict[tuple[int, ...], list[str]] | None = None,
+    scale_at: dict[tuple[int, ...], float] | None = None,
+    context: str = "isolated",
+) -> int:
+    """One complete run measuring ``kernel`` at ``shapes``; returns the run id.
+
+    Five samples per point at ``t * (1 + spread * [-1, -0.5, 0, 0.5, 1])``, so the
+    relative IQR of the time samples is exactly ``spread``.  ``scale_at``
+    multiplies the rate at some shapes (a planted spike or dip).
+    """
+    basis = rate_basis(kernel, precision)
+    run = start_run(db, kind="kernels", config={"synthetic": True}, tags=list(tags))
+    with db.session() as s:
+        register_environment(s, detect_environment())
+        k = register_kernel(s, kernel_info(kernel))
+        for raw in shapes:
+            shape = tuple(int(v) for v in raw)
+            arr = np.asarray([shape])
+            points, fp = basis.points_and_footprint(arr)
+            rate = float(rate_fn(fp)[0]) * (scale_at or {}).get(tuple(shape), 1.0)
+            t = float(basis.work_per_point * points[0] / rate)
+            samples = [t * (1 + spread * d) for d in (-1, -0.5, 0, 0.5, 1)]
+            s.add(
+                Measurement(
+                    run_id=run.id,
+                    kernel_id=k.id,
+                    shape=list(shape),
+                    shape_key="x".join(map(str, shape)),
+                    points=int(points[0]),
+                    footprint_bytes=int(fp[0]),
+                    threads=threads,
+                    placement="none",
+                    precision=precision,
+                    context=context,
+                    repetitions=10,
+                    samples=samples,
+                    t_min=min(samples),
+                    t_median=t,
+                    t_iqr=t * spread,
+                    t_cv=0.0,
+                    flop_rate=rate,
+                    byte_rate=None,
+                    checksum=1.0,
+                    valid=True,
+                    flags=(flags_at or {}).get(tuple(shape), []),
+                )
+            )
+    finish_run(db, run.id, "complete")
+    return run.id
+
+
+def square_sizes(lo: int, hi: int, n: int) -> list[tuple[int, int]]:
+    """``n`` square shapes, geometrically spaced from lo x lo to hi x hi (distinct)."""
+    sides = sorted({round(float(v)) for v in np.geomspace(lo, hi, n)})
+    return [(m, m) for m in sides]
+
+
+def benchdb(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real console entry point in a subprocess (as tests/cli does)."""
+    return subprocess.run(
+        [sys.executable, "-m", "benchdb", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+        timeout=120,
+    )
+
+
+def assert_user_error(proc: subprocess.CompletedProcess[str], needle: str) -> None:
+    """Exit 2, one line on stderr naming the problem, no traceback."""
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert needle in proc.stderr, proc.stderr
+    assert len([ln for ln in proc.stderr.splitlines() if ln.strip()]) == 1, proc.stderr
+
+
+def cli(capsys, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``benchdb`` in this process (the subprocess start costs seconds on a busy
+    2-core machine); same exit codes and streams as the console script."""
+    from benchdb.cli.app import main
+
+    capsys.readouterr()
+    saved, sys.argv = sys.argv, ["benchdb", *args]
+    code = 0
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.argv = saved
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), code, out.out, out.err)

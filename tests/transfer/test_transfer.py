@@ -1,0 +1,153 @@
+"""``benchdb export`` / ``benchdb import``: round trips, idempotence, malformed files.
+
+The source database holds a real (tiny) collection of the STREAM kernels.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from benchdb.db.engine import open_database
+from benchdb.errors import UserError
+from benchdb.query import measurements_frame
+from tests.clihelpers import assert_user_error, benchdb, invoke
+from tests.collectors.dbcheck import counts
+
+COMPARED = ["kernel", "shape_key", "footprint_bytes", "threads", "placement", "precision",
+            "context", "repetitions", "samples", "t_min", "t_median", "t_iqr", "t_cv",
+            "flop_rate", "byte_rate", "checksum", "valid", "flags"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def source_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    url = f"sqlite:///{tmp_path_factory.mktemp('source') / 'node.sqlite'}"
+    result = invoke(
+        "collect", "--kernels", "stream.triad,stream.copy", "--footprints", "16KiB,1MiB",
+        "--sample-time", "0.002", "--quiet", "--db", url,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return url
+
+
+def _frame(url: str) -> pd.DataFrame:
+    db = open_database(url)
+    try:
+        frame = measurements_frame(db)
+    finally:
+        db.close()
+    return frame.sort_values(["kernel", "footprint_bytes"]).reset_index(drop=True)
+
+
+def _import(source: str, url: str) -> dict:
+    result = invoke("import", source, "--db", url, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "json"])
+def test_export_then_import_twice_adds_one_copy(
+    source_url: str, db_url: str, tmp_path: Path, fmt: str
+) -> None:
+    out = tmp_path / f"export.{fmt}"
+    exported = invoke("export", "--out", str(out), "--db", source_url, "--json")
+    assert exported.exit_code == 0, exported.output
+    assert json.loads(exported.stdout)["measurements"] == 4
+
+    first = _import(str(out), db_url)
+    assert {k: first[k] for k in ("machines", "environments", "kernels", "runs")} == {
+        "machines": 1, "environments": 1, "kernels": 2, "runs": 1
+    }  # fmt: skip
+    assert first["measurements"] == 4
+    second = _import(str(out), db_url)
+    assert second["measurements"] == 0 and second["runs"] == 0
+    assert second["measurements_present"] == 4
+    assert counts(db_url)["measurement"] == 4
+
+    src, dst = _frame(source_url), _frame(db_url)
+    pd.testing.assert_frame_equal(src[COMPARED], dst[COMPARED])
+
+
+def test_import_another_database_is_idempotent(source_url: str, db_url: str) -> None:
+    assert _import(source_url, db_url)["measurements"] == 4
+    sqlite_path = source_url.removeprefix("sqlite:///")
+    again = _import(sqlite_path, db_url)  # a plain .sqlite path works too
+    assert again["measurements"] == 0 and again["measurements_present"] == 4
+    assert counts(db_url) == counts(source_url)
+
+
+def test_export_filters_by_kernel(source_url: str, tmp_path: Path) -> None:
+    out = tmp_path / "triad.json"
+    result = invoke("export", "--out", str(out), "--kernel", "stream.triad", "--db", source_url)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text())
+    assert {m["kernel"] for m in doc["measurements"]} == {"stream.triad"}
+    assert len(doc["measurements"]) == 2
+
+
+def _valid_json(source_url: str, tmp_path: Path) -> dict:
+    out = tmp_path / "valid.json"
+    assert invoke("export", "--out", str(out), "--db", source_url).exit_code == 0
+    return json.loads(out.read_text())
+
+
+def _malformed_files(source_url: str, tmp_path: Path) -> dict[str, Path]:
+    doc = _valid_json(source_url, tmp_path)
+    files = {}
+
+    def write(name: str, text: str) -> None:
+        files[name] = tmp_path / name
+        files[name].write_text(text)
+
+    write("garbage.json", "{not json")
+    write("wrong-header.json", json.dumps({**doc, "format": "something-else"}))
+    bad_value = json.loads(json.dumps(doc))
+    bad_value["measurements"][-1]["threads"] = "many"  # the last row: earlier rows are fine
+    write("bad-value.json", json.dumps(bad_value))
+    missing = json.loads(json.dumps(doc))
+    del missing["measurements"][0]["samples"]
+    write("missing-field.json", json.dumps(missing))
+    write("no-columns.csv", "a,b\n1,2\n")
+    csv = tmp_path / "valid.csv"
+    assert invoke("export", "--out", str(csv), "--db", source_url).exit_code == 0
+    frame = pd.read_csv(csv, dtype=str, keep_default_na=False)
+    frame.loc[frame.index[-1], "t_median"] = "fast"
+    frame.to_csv(tmp_path / "bad-number.csv", index=False)
+    files["bad-number.csv"] = tmp_path / "bad-number.csv"
+    parquet = tmp_path / "valid.parquet"
+    assert invoke("export", "--out", str(parquet), "--db", source_url).exit_code == 0
+    write("truncated.parquet", "")
+    files["truncated.parquet"].write_bytes(parquet.read_bytes()[:200])
+    return files
+
+
+def test_malformed_files_are_refused_and_nothing_written(
+    source_url: str, sqlite_url: str, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    files = _malformed_files(source_url, other)
+    open_database(sqlite_url).close()
+    before = counts(sqlite_url)
+    for name, path in files.items():
+        result = invoke("import", str(path), "--db", sqlite_url)
+        assert isinstance(result.exception, UserError), (name, result.output)
+        assert "not a valid benchdb export" in str(result.exception), name
+        assert counts(sqlite_url) == before, name
+
+
+def test_import_cli_errors_exit_2(tmp_path: Path, sqlite_url: str) -> None:
+    junk = tmp_path / "junk.json"
+    junk.write_text("[1, 2]")
+    assert_user_error(benchdb("import", str(junk), "--db", sqlite_url), "not a valid")
+    missing = benchdb("import", str(tmp_path / "nope.csv"), "--db", sqlite_url)
+    assert_user_error(missing, "no such file")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello")
+    result = invoke("import", str(notes), "--db", sqlite_url)
+    assert isinstance(result.exception, UserError) and ".parquet" in str(result.exception)
+    result = invoke("export", "--out", str(tmp_path / "x.xlsx"), "--db", sqlite_url)
+    assert isinstance(result.exception, UserError) and "--format" in str(result.exception)

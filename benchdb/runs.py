@@ -15,6 +15,7 @@ import socket
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
@@ -79,20 +80,42 @@ def finish_run(db: Database, run_id: int, status: str) -> None:
             run.ended_at = utcnow()
 
 
+@dataclass
+class Outcome:
+    """A run's status if its block ends without an exception.
+
+    ``complete``; the caller sets ``interrupted`` when it stops early (a time budget).
+    """
+
+    status: str = "complete"
+
+
 @contextmanager
-def recorded_run(db: Database, **kwargs: Any) -> Iterator[Run]:
-    """A run that ends ``complete``, ``interrupted`` or ``failed`` as the block does."""
-    run = start_run(db, **kwargs)
+def run_lifecycle(db: Database, run_id: int) -> Iterator[Outcome]:
+    """Record how the block over an existing run ``run_id`` (new or resumed) ends.
+
+    Ctrl-C and SIGTERM (raised as :class:`Terminated`) end it ``interrupted``,
+    any other exception ``failed``, a normal end ``outcome.status``.
+    """
+    outcome = Outcome()
     status = "failed"
     try:
         with sigterm_as_exception():
-            yield run
-        status = "complete"
+            yield outcome
+        status = outcome.status
     except KeyboardInterrupt:
         status = "interrupted"
         raise
     finally:
-        finish_run(db, run.id, status)
+        finish_run(db, run_id, status)
+
+
+@contextmanager
+def recorded_run(db: Database, **kwargs: Any) -> Iterator[Run]:
+    """A new run (:func:`start_run`'s keywords) that ends as :func:`run_lifecycle` records."""
+    run = start_run(db, **kwargs)
+    with run_lifecycle(db, run.id):
+        yield run
 
 
 def _pid_alive(pid: int) -> bool:
@@ -105,15 +128,21 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def is_stale(run: Run) -> bool:
+    """A ``running`` run of this host whose process is gone (killed, power loss)."""
+    return (
+        run.status == "running"
+        and run.hostname == socket.gethostname()
+        and (run.pid is None or not _pid_alive(run.pid))
+    )
+
+
 def mark_stale_runs(db: Database) -> int:
     """Mark ``interrupted`` this host's ``running`` runs whose process is gone."""
     host = socket.gethostname()
     with db.session() as s:
-        stale = [
-            r
-            for r in s.scalars(select(Run).where(Run.status == "running", Run.hostname == host))
-            if r.pid is None or not _pid_alive(r.pid)
-        ]
+        running = s.scalars(select(Run).where(Run.status == "running", Run.hostname == host))
+        stale = [r for r in running if is_stale(r)]
         for r in stale:
             r.status = "interrupted"
         return len(stale)

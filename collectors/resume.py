@@ -13,16 +13,13 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 
 from sqlalchemy import select, update
 
 from benchdb.db.engine import Database
 from benchdb.db.models import Kernel, Measurement, Run
 from benchdb.errors import UserError
-from benchdb.runs import finish_run, mark_stale_runs, sigterm_as_exception
+from benchdb.runs import mark_stale_runs
 
 from ..kernels import BENCHMARKS
 
@@ -101,30 +98,3 @@ def stored_points(db: Database, run_id: int) -> set[tuple[str, str, int, str]]:
             .where(Measurement.run_id == run_id)
         )
         return {(to_benchmark.get(k, k), sk, t, p) for k, sk, t, p in rows}
-
-
-@dataclass
-class Outcome:
-    """How the sweep ended: ``complete``, or ``interrupted`` when a budget stopped it."""
-
-    status: str = "complete"
-
-
-@contextmanager
-def run_lifecycle(db: Database, run_id: int) -> Iterator[Outcome]:
-    """Record the end of a (new or resumed) run as ``recorded_run`` does for a new one.
-
-    Ctrl-C and SIGTERM (raised as ``Terminated``) end it ``interrupted``, any
-    other exception ``failed``, a normal end with ``outcome.status``.
-    """
-    outcome = Outcome()
-    status = "failed"
-    try:
-        with sigterm_as_exception():
-            yield outcome
-        status = outcome.status
-    except KeyboardInterrupt:
-        status = "interrupted"
-        raise
-    finally:
-        finish_run(db, run_id, status)

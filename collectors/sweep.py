@@ -23,7 +23,7 @@ from benchdb.db.repo import register_environment, register_kernel, register_mach
 from benchdb.environment import EnvironmentInfo, detect_environment
 from benchdb.errors import UserError
 from benchdb.machine import MachineInfo, detect_machine
-from benchdb.runs import start_run
+from benchdb.runs import run_lifecycle, start_run
 
 from ..kernels import KernelInfo, get_benchmark
 from ..kernels.jit import OPTIONS
@@ -144,7 +144,7 @@ def run_sweep(
     kernels = _register_kernels(db, plan)
     run_id, resumed = _open_run(db, plan, ctx, resume_run, tags)
     measured = 0
-    with resume.run_lifecycle(db, run_id) as outcome:
+    with run_lifecycle(db, run_id) as outcome:
         stored = resume.stored_points(db, run_id)
         todo = [p for p in plan.points if p.key not in stored]
         observer.started(run_id, todo, len(plan.points) - len(todo), resumed)

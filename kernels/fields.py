@@ -120,18 +120,27 @@ def _pattern(n: int, precision: str, base: float, period: int) -> np.ndarray:
     return out
 
 
+# STREAM's a, b, c: base value and ripple period of each array.
+STREAM_PATTERNS = {"a": (1.0, 7), "b": (2.0, 5), "c": (0.5, 3)}
+# The arrays each kernel's step takes, in argument order (their count is its KernelInfo.arrays).
+STREAM_OPERANDS = {
+    "copy": "ac",
+    "scale": "bc",
+    "add": "abc",
+    "triad": "abc",
+    "sum": "a",
+    "fill": "a",
+}
+
+
 def stream(kernel: str, n: int, precision: str) -> tuple:
     """The arrays (and scalar) of one STREAM kernel, STREAM's 1, 2, 0-like values with a ripple.
 
+    Only the arrays the kernel uses are allocated, so the memory it needs is
+    its footprint (``fill`` at 536 MiB allocates 536 MiB, not three arrays).
     The ripple makes an indexing error visible in the comparison with numpy.
     """
-    a, b, c = (_pattern(n, precision, base, p) for base, p in ((1.0, 7), (2.0, 5), (0.5, 3)))
+    arrays = tuple(_pattern(n, precision, *STREAM_PATTERNS[x]) for x in STREAM_OPERANDS[kernel])
     s = np.dtype(precision).type(STREAM_SCALAR)
-    return {
-        "copy": (a, c),
-        "scale": (b, c, s),
-        "add": (a, b, c),
-        "triad": (a, b, c, s),
-        "sum": (a, np.zeros(1)),
-        "fill": (a,),
-    }[kernel]
+    extra = {"scale": (s,), "triad": (s,), "sum": (np.zeros(1),)}.get(kernel, ())
+    return (*arrays, *extra)

@@ -97,6 +97,14 @@ class ModelOptions:
     contention: tuple[float, float] = (1.0, 1.0)
 
 
+def check_steps(steps: int, diag_every: int) -> None:
+    """UserError unless ``steps >= 1`` and ``diag_every >= 0`` (0: no reductions)."""
+    if steps < 1:
+        raise UserError(f"--steps must be at least 1, got {steps}")
+    if diag_every < 0:
+        raise UserError(f"--diag-every must be 0 (none) or positive, got {diag_every}")
+
+
 @dataclass(frozen=True)
 class AppCase:
     """One scenario: global grid, decomposition, timed steps, precision, reductions."""
@@ -106,6 +114,10 @@ class AppCase:
     steps: int
     precision: str = "float64"
     diag_every: int = 0
+
+    def check(self) -> None:
+        """UserError for a step count or reduction interval no run can have."""
+        check_steps(self.steps, self.diag_every)
 
     @property
     def local(self) -> tuple[int, int]:

@@ -9,17 +9,15 @@ section 4).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from ..app.decomposition import parse_decomposition
-from ..app.inputs import comm_params, power_model
-from ..app.model import AppCase, ModelOptions, Scaling, predict_app
+from ..app.model import predict_app
 from ..app.scenario import energy_of
-from ..query import parse_shape
 from ..units import fmt_seconds
+from .app_options import CaseOptions, WhatIf, option_group
 from .common import DbOption, JsonOption, err_console, open_db, print_json, print_table
 
 app = typer.Typer(
@@ -31,79 +29,7 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-GridOption = Annotated[str, typer.Option("--grid", help="Global grid MxN, e.g. 1024x1024.")]
-StepsOption = Annotated[int, typer.Option("--steps", help="Timed time steps.")]
-PrecisionOption = Annotated[str, typer.Option("--precision", help="float64 or float32.")]
-DiagOption = Annotated[
-    int, typer.Option("--diag-every", help="A global mass allreduce every K steps (0: none).")
-]
-MachineFileOption = Annotated[
-    str | None,
-    typer.Option(
-        "--machine-file",
-        help="Communication parameters of another machine: a JSON/TOML file or a bundled "
-        "name (summit, bluegene_l, ...). Default: this machine's fitted models.",
-    ),
-]
-MachineOption = Annotated[
-    str | None, typer.Option("--machine", help="Machine whose loop data to use (id/host).")
-]
-MethodOption = Annotated[
-    str | None, typer.Option("--method", help="Lookup interpolation (default: predictor's).")
-]
-OverlapOption = Annotated[
-    bool, typer.Option("--overlap", help="Assume exchanges overlap computation.")
-]
-SingleOption = Annotated[
-    bool,
-    typer.Option(
-        "--single-process-curves",
-        help="Use loop curves measured with one process per node, even for several.",
-    ),
-]
-RpnOption = Annotated[
-    int | None, typer.Option("--ranks-per-node", help="Ranks per node (default: all on one).")
-]
-ScaleCompute = Annotated[float, typer.Option("--scale-compute", help="What-if: x compute rate.")]
-ScaleBandwidth = Annotated[
-    float, typer.Option("--scale-bandwidth", help="What-if: x network bandwidth.")
-]
-ScaleLatency = Annotated[float, typer.Option("--scale-latency", help="What-if: x latency.")]
-PowerFileOption = Annotated[
-    Path | None,
-    typer.Option("--power-file", help='JSON power parameters, e.g. {"core_busy_w": 12}.'),
-]
-CoreBusyW = Annotated[float | None, typer.Option("--core-busy-w", help="W per busy core.")]
-CoreIdleW = Annotated[float | None, typer.Option("--core-idle-w", help="W per idle core.")]
-PkgIdleW = Annotated[float | None, typer.Option("--package-idle-w", help="W per idle package.")]
-DramW = Annotated[float | None, typer.Option("--dram-w", help="W of DRAM per node.")]
-
-
-def model_options(
-    *,
-    method: str | None,
-    machine: str | None,
-    overlap: bool,
-    single: bool,
-    rpn: int | None,
-    scale: tuple[float, float, float],
-) -> ModelOptions:
-    compute, bandwidth, latency = scale
-    return ModelOptions(
-        method=method,
-        machine=machine,
-        populated=not single,
-        overlap=overlap,
-        ranks_per_node=rpn,
-        scaling=Scaling(compute, bandwidth, latency),
-    )
-
-
-def machine_cores(db: Any, machine: str | None) -> int:
-    from ..query import resolve_machine
-
-    with db.session() as s:
-        return int(resolve_machine(s, machine).cores)
+DecompOption = Annotated[str, typer.Option("--decomp", help="Decomposition PXxPY, e.g. 2x1.")]
 
 
 def _fmt_j(value: Any) -> str:
@@ -123,26 +49,12 @@ def breakdown_rows(pred: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @app.command("predict")
+@option_group("whatif", WhatIf)
+@option_group("run", CaseOptions)
 def predict_cmd(
-    grid: GridOption,
-    decomp: Annotated[str, typer.Option("--decomp", help="Decomposition PXxPY, e.g. 2x1.")],
-    steps: StepsOption = 100,
-    precision: PrecisionOption = "float64",
-    diag_every: DiagOption = 0,
-    machine_file: MachineFileOption = None,
-    machine: MachineOption = None,
-    method: MethodOption = None,
-    overlap: OverlapOption = False,
-    single_process_curves: SingleOption = False,
-    ranks_per_node: RpnOption = None,
-    scale_compute: ScaleCompute = 1.0,
-    scale_bandwidth: ScaleBandwidth = 1.0,
-    scale_latency: ScaleLatency = 1.0,
-    power_file: PowerFileOption = None,
-    core_busy_w: CoreBusyW = None,
-    core_idle_w: CoreIdleW = None,
-    package_idle_w: PkgIdleW = None,
-    dram_w: DramW = None,
+    run: CaseOptions,
+    decomp: DecompOption,
+    whatif: WhatIf,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -150,27 +62,17 @@ def predict_cmd(
 
     Example: benchdb app predict --grid 1024x1024 --decomp 2x1 --steps 200
     """
-    shape = parse_shape(grid, 2)
-    case = AppCase(
-        shape, parse_decomposition(decomp), _positive_steps(steps), precision, _diag(diag_every)
-    )
+    case = run.app_case(parse_decomposition(decomp))
+    case.check()
     from ..app.decomposition import check_decomposition
 
-    check_decomposition(shape, case.decomp)
-    options = model_options(
-        method=method,
-        machine=machine,
-        overlap=overlap,
-        single=single_process_curves,
-        rpn=ranks_per_node,
-        scale=(scale_compute, scale_bandwidth, scale_latency),
-    )
-    power = power_model(power_file, core_busy_w, core_idle_w, package_idle_w, dram_w)
+    check_decomposition(case.grid, case.decomp)
+    power = whatif.power()
     database = open_db(db)
-    comm = comm_params(database, machine_file, machine, needed=case.decomp.ranks > 1)
-    pred = predict_app(database, [case], comm, options)[0]
+    comm = whatif.comm(database, needed=case.decomp.ranks > 1)
+    pred = predict_app(database, [case], comm, whatif.model_options())[0]
     out = pred.to_dict()
-    out["energy"] = energy_of(pred, power, machine_cores(database, machine), ranks_per_node)
+    out["energy"] = energy_of(pred, power, whatif.cores(database), whatif.ranks_per_node)
     if as_json:
         print_json(out)
         return
@@ -182,42 +84,24 @@ def predict_cmd(
             ("seconds", "time", fmt_seconds),
             ("share", "share", lambda v: f"{100 * v:.1f}%"),
         ],
-        title=f"shallow {grid} on {case.decomp.key} ({case.decomp.ranks} ranks, local "
-        f"{case.local[0]}x{case.local[1]}), {steps} steps, curves: {pred.context}",
+        title=f"shallow {run.grid} on {case.decomp.key} ({case.decomp.ranks} ranks, local "
+        f"{case.local[0]}x{case.local[1]}), {case.steps} steps, curves: {pred.context}",
     )
     energy = out["energy"]
     err_console.print(
         f"predicted total {fmt_seconds(pred.total_s)} (compute {fmt_seconds(pred.compute_s)}, "
         f"exchanges {fmt_seconds(pred.exchange_s)}, reductions {fmt_seconds(pred.reduction_s)}"
-        f"{', overlapped' if overlap else ''}); dominant: {pred.dominant}"
+        f"{', overlapped' if whatif.overlap else ''}); dominant: {pred.dominant}"
         + (f"; energy {_fmt_j(energy['total_j'])}" if energy else "")
         + (f"; EXTRAPOLATED: {', '.join(pred.extrapolated)}" if pred.extrapolated else "")
     )
 
 
-def _positive_steps(steps: int) -> int:
-    from ..errors import UserError
-
-    if steps < 1:
-        raise UserError(f"--steps must be at least 1, got {steps}")
-    return steps
-
-
-def _diag(diag_every: int) -> int:
-    from ..errors import UserError
-
-    if diag_every < 0:
-        raise UserError(f"--diag-every must be 0 (none) or positive, got {diag_every}")
-    return diag_every
-
-
 @app.command("run")
+@option_group("run", CaseOptions)
 def run_cmd(
-    grid: GridOption,
-    decomp: Annotated[str, typer.Option("--decomp", help="Decomposition PXxPY, e.g. 2x1.")],
-    steps: StepsOption = 100,
-    precision: PrecisionOption = "float64",
-    diag_every: DiagOption = 0,
+    run: CaseOptions,
+    decomp: DecompOption,
     max_ranks: Annotated[
         int | None, typer.Option("--max-ranks", help="Most ranks allowed (default: cores).")
     ] = None,
@@ -234,12 +118,9 @@ def run_cmd(
     """
     from ..collectors.app.collect import AppRunRequest, run_app
 
-    req = AppRunRequest(
-        grid=parse_shape(grid, 2),
-        decomp=parse_decomposition(decomp),
-        steps=steps,
-        precision=precision,
-        diag_every=diag_every,
+    req = run.app_case(
+        parse_decomposition(decomp),
+        AppRunRequest,
         max_ranks=max_ranks,
         timeout=timeout,
         tags=tuple(tag or ()),
@@ -248,7 +129,7 @@ def run_cmd(
 
     validate(req)
     database = open_db(db)
-    with err_console.status(f"running shallow {grid} on {req.decomp.ranks} ranks ..."):
+    with err_console.status(f"running shallow {run.grid} on {req.decomp.ranks} ranks ..."):
         app_run_id = run_app(database, req)
     from ..app.runs import app_run_summary
 
@@ -261,7 +142,7 @@ def run_cmd(
     print_table(
         rows,
         [("term", "term", None), ("seconds", "time (slowest rank)", fmt_seconds)],
-        title=f"app run {app_run_id}: shallow {grid} on {req.decomp.key}, {steps} steps",
+        title=f"app run {app_run_id}: shallow {run.grid} on {req.decomp.key}, {req.steps} steps",
     )
     err_console.print(
         f"measured total {fmt_seconds(summary['total_s'])} (slowest rank); energy: "

@@ -38,7 +38,7 @@ class LazyCommand:
         if isinstance(target, typer.Typer):
             command = typer.main.get_group(target)
         else:
-            single = typer.Typer()
+            single = typer.Typer(add_completion=False)
             single.command(name)(target)
             command = typer.main.get_command(single)
         command.name = name

@@ -10,8 +10,8 @@ from sqlalchemy import func, select
 from ..db.models import RUN_STATUSES, Machine, Measurement, Run
 from ..errors import UserError
 from ..query import resolve_machine
-from ..runs import mark_stale_runs
-from .common import DbOption, JsonOption, emit, open_db
+from ..runs import is_stale
+from .common import DbOption, JsonOption, open_db, print_json, print_table
 
 app = typer.Typer(help="List collection runs.", no_args_is_help=True)
 
@@ -31,8 +31,9 @@ def list_runs(
 ) -> None:
     """Runs with their state, size and sweep, newest first.
 
-    A run whose collector died (SIGKILL, power loss) shows as interrupted;
-    `benchdb collect` with the same options continues it.
+    Listing writes nothing: a run of this host whose collector died (SIGKILL,
+    power loss) shows as `running (stale)` (in JSON: "stale": true);
+    `benchdb collect` with the same options marks it interrupted and continues it.
 
     Examples:
 
@@ -43,7 +44,6 @@ def list_runs(
     if status is not None and status not in RUN_STATUSES:
         raise UserError(f"--status {status!r} is not one of {', '.join(RUN_STATUSES)}")
     database = open_db(db)
-    mark_stale_runs(database)
     counts = (
         select(Measurement.run_id, func.count().label("n")).group_by(Measurement.run_id).subquery()
     )
@@ -63,6 +63,7 @@ def list_runs(
             {
                 "id": r.id,
                 "status": r.status,
+                "stale": is_stale(r),
                 "kind": r.kind,
                 "machine_id": r.machine_id,
                 "hostname": host,
@@ -77,8 +78,11 @@ def list_runs(
             }
             for r, host, n in s.execute(stmt)
         ]
-    emit(
-        rows,
+    if as_json:
+        print_json(rows)
+        return
+    print_table(
+        [{**r, "status": r["status"] + (" (stale)" if r["stale"] else "")} for r in rows],
         [
             ("id", "run", None),
             ("status", "status", None),
@@ -89,6 +93,5 @@ def list_runs(
             ("started_at", "started", lambda t: t.strftime("%m-%d %H:%M")),
             ("tags", "tags", lambda t: ",".join(t) or "-"),
         ],
-        as_json=as_json,
         title="runs (newest first)",
     )

@@ -13,33 +13,11 @@ from typing import Annotated
 
 import typer
 
-from ..app.inputs import comm_params, power_model
+from ..app.model import check_steps
 from ..app.scenario import explore, scenario_cases
 from ..errors import UserError
-from ..query import parse_shape
 from ..units import fmt_seconds
-from .app_cmd import (
-    CoreBusyW,
-    CoreIdleW,
-    DiagOption,
-    DramW,
-    GridOption,
-    MachineFileOption,
-    MachineOption,
-    MethodOption,
-    OverlapOption,
-    PkgIdleW,
-    PowerFileOption,
-    PrecisionOption,
-    RpnOption,
-    ScaleBandwidth,
-    ScaleCompute,
-    ScaleLatency,
-    SingleOption,
-    StepsOption,
-    machine_cores,
-    model_options,
-)
+from .app_options import CaseOptions, WhatIf, option_group
 from .common import DbOption, JsonOption, open_db, print_json, print_table
 
 
@@ -54,26 +32,12 @@ def parse_ranks(text: str) -> list[int]:
     return sorted(set(ranks))
 
 
+@option_group("whatif", WhatIf)
+@option_group("run", CaseOptions)
 def scenario(
-    grid: GridOption,
+    run: CaseOptions,
     ranks: Annotated[str, typer.Option("--ranks", help="Rank counts to try, e.g. 1,2,4.")],
-    steps: StepsOption = 100,
-    precision: PrecisionOption = "float64",
-    diag_every: DiagOption = 0,
-    machine_file: MachineFileOption = None,
-    machine: MachineOption = None,
-    method: MethodOption = None,
-    overlap: OverlapOption = False,
-    single_process_curves: SingleOption = False,
-    ranks_per_node: RpnOption = None,
-    scale_compute: ScaleCompute = 1.0,
-    scale_bandwidth: ScaleBandwidth = 1.0,
-    scale_latency: ScaleLatency = 1.0,
-    power_file: PowerFileOption = None,
-    core_busy_w: CoreBusyW = None,
-    core_idle_w: CoreIdleW = None,
-    package_idle_w: PkgIdleW = None,
-    dram_w: DramW = None,
+    whatif: WhatIf,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -86,25 +50,14 @@ def scenario(
       benchdb scenario --grid 4096x4096 --ranks 16,64 --machine-file bluegene_l \\
           --scale-bandwidth 2 --core-busy-w 10 --dram-w 5
     """
-    shape = parse_shape(grid, 2)
-    if steps < 1:
-        raise UserError(f"--steps must be at least 1, got {steps}")
-    cases = scenario_cases(shape, parse_ranks(ranks), steps, precision, diag_every)
-    options = model_options(
-        method=method,
-        machine=machine,
-        overlap=overlap,
-        single=single_process_curves,
-        rpn=ranks_per_node,
-        scale=(scale_compute, scale_bandwidth, scale_latency),
-    )
-    power = power_model(power_file, core_busy_w, core_idle_w, package_idle_w, dram_w)
+    shape = run.shape
+    check_steps(run.steps, run.diag_every)
+    cases = scenario_cases(shape, parse_ranks(ranks), run.steps, run.precision, run.diag_every)
+    power = whatif.power()
     database = open_db(db)
-    comm = comm_params(
-        database, machine_file, machine, needed=any(c.decomp.ranks > 1 for c in cases)
-    )
+    comm = whatif.comm(database, needed=any(c.decomp.ranks > 1 for c in cases))
     rows = explore(
-        database, cases, comm, options, power=power, cores=machine_cores(database, machine)
+        database, cases, comm, whatif.model_options(), power=power, cores=whatif.cores(database)
     )
     if as_json:
         print_json(rows)
@@ -125,5 +78,5 @@ def scenario(
             ("dominant", "dominant", None),
             ("energy_j", "energy", lambda v: f"{v:.3g} J"),
         ],
-        title=f"shallow {grid}, {steps} steps: decompositions ranked by predicted time",
+        title=f"shallow {run.grid}, {run.steps} steps: decompositions ranked by predicted time",
     )

@@ -11,7 +11,7 @@ the shapes are evaluated with numpy in one pass.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
@@ -20,47 +20,35 @@ from .lookup import Lookup, prepare_lookup
 from .methods import DEFAULT_METHOD
 
 
+class LookupOptions(TypedDict, total=False):
+    """Which fitted curve answers: the keywords :func:`prepare_lookup` selects data by.
+
+    ``method`` (default :data:`DEFAULT_METHOD`), ``threads`` (1), ``precision``
+    (``"float64"``), ``machine`` (this one), ``environment_id`` (the newest),
+    ``context`` (the preferred one measured, full-step first).
+    """
+
+    method: str
+    threads: int
+    precision: str
+    machine: str | None
+    environment_id: int | None
+    context: str | None
+
+
 def predict_columns(
-    db: Any,
-    kernel: str,
-    shapes: Any,
-    *,
-    iterations: Any = 1,
-    threads: int = 1,
-    method: str = DEFAULT_METHOD,
-    precision: str = "float64",
-    machine: str | None = None,
-    environment_id: int | None = None,
-    context: str | None = None,
+    db: Any, kernel: str, shapes: Any, *, iterations: Any = 1, **options: Unpack[LookupOptions]
 ) -> tuple[Lookup, dict[str, Any]]:
     """The fitted lookup and the prediction columns (numpy arrays), without pandas."""
-    arr = shapes_array(shapes, rate_basis(kernel, precision).geometry.ndim)
-    lookup = prepare_lookup(
-        db,
-        kernel,
-        method=method,
-        threads=threads,
-        precision=precision,
-        machine=machine,
-        environment_id=environment_id,
-        context=context,
-        shapes=arr,
-    )
+    options.setdefault("method", DEFAULT_METHOD)
+    ndim = rate_basis(kernel, options.get("precision", "float64")).geometry.ndim
+    arr = shapes_array(shapes, ndim)
+    lookup = prepare_lookup(db, kernel, shapes=arr, **options)
     return lookup, lookup.evaluate(arr, iterations)
 
 
 def predict(
-    db: Any,
-    kernel: str,
-    shapes: Any,
-    *,
-    iterations: Any = 1,
-    threads: int = 1,
-    method: str = DEFAULT_METHOD,
-    precision: str = "float64",
-    machine: str | None = None,
-    environment_id: int | None = None,
-    context: str | None = None,
+    db: Any, kernel: str, shapes: Any, *, iterations: Any = 1, **options: Unpack[LookupOptions]
 ):  # -> pandas.DataFrame
     """Predicted time of ``kernel`` for each shape (rows of an (n, ndim) array-like).
 
@@ -69,22 +57,12 @@ def predict(
     kernels), ``time_s``, ``uncertainty_rel``, ``extrapolated``, the bracketing
     measured footprints ``lo_footprint_bytes``/``hi_footprint_bytes``, the
     ``point_flags`` of those points (``noisy``, ``spike``, ``dip``), ``method``,
-    ``environment_id`` and the ``model_id`` of the stored fit.
+    ``environment_id`` and the ``model_id`` of the stored fit.  ``options``
+    select the curve (:class:`LookupOptions`).
     """
     import pandas as pd
 
-    _, cols = predict_columns(
-        db,
-        kernel,
-        shapes,
-        iterations=iterations,
-        threads=threads,
-        method=method,
-        precision=precision,
-        machine=machine,
-        environment_id=environment_id,
-        context=context,
-    )
+    _, cols = predict_columns(db, kernel, shapes, iterations=iterations, **options)
     n = len(cols["rate"])
     return pd.DataFrame(
         {k: np.broadcast_to(v, n) if np.ndim(v) == 0 else v for k, v in cols.items()}

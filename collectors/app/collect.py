@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchdb.app.decomposition import Decomposition, check_decomposition
+from benchdb.app.decomposition import check_decomposition
+from benchdb.app.model import AppCase
 from benchdb.db.engine import Database
 from benchdb.db.models import AppRun, Run, utcnow
 from benchdb.db.repo import register_environment, register_machine
@@ -35,12 +36,9 @@ WORKER = "benchdb.collectors.app.worker"
 
 
 @dataclass(frozen=True)
-class AppRunRequest:
-    grid: tuple[int, int]
-    decomp: Decomposition
-    steps: int
-    precision: str = "float64"
-    diag_every: int = 0
+class AppRunRequest(AppCase):
+    """The case to run, with the limits of this launch and the run's tags."""
+
     max_ranks: int | None = None
     timeout: float | None = None
     tags: tuple[str, ...] = ()
@@ -50,10 +48,7 @@ def validate(req: AppRunRequest) -> None:
     """Every check that needs no MPI: UserError naming the fix."""
     machine = detect_machine()
     check_decomposition(req.grid, req.decomp, req.max_ranks or machine.cores)
-    if req.steps < 1:
-        raise UserError(f"--steps must be at least 1, got {req.steps}")
-    if req.diag_every < 0:
-        raise UserError(f"--diag-every must be 0 (none) or positive, got {req.diag_every}")
+    req.check()
     if req.precision not in DTYPE_BYTES:
         raise UserError(f"unknown precision {req.precision!r}; use {', '.join(DTYPE_BYTES)}")
     # every rank builds the global initial fields once, then keeps its block

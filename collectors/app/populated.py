@@ -27,7 +27,7 @@ from benchdb.app.model import populated_context
 from benchdb.db.engine import Database
 from benchdb.db.repo import register_kernel
 from benchdb.errors import UserError
-from benchdb.runs import finish_run, start_run
+from benchdb.runs import recorded_run
 from benchdb.units import fmt_bytes
 
 from ...kernels import get_benchmark
@@ -114,16 +114,18 @@ def calibrate_populated(
     bench = get_benchmark("shallow")
     with db.session() as s:
         kernels = {k.name: (register_kernel(s, k).id, k) for k in bench.kernels}
-    run = start_run(
-        db,
-        kind="app-calibrate",
-        config={**config, "ranks": ranks},
-        tags=[f"ppn{ranks}"],
-        machine=ctx.machine,
-        environment=ctx.environment,
-    )
     stored = 0
-    with db.session() as s:
+    with (
+        recorded_run(
+            db,
+            kind="app-calibrate",
+            config={**config, "ranks": ranks},
+            tags=[f"ppn{ranks}"],
+            machine=ctx.machine,
+            environment=ctx.environment,
+        ) as run,
+        db.session() as s,
+    ):
         for point, res in zip(plan.points, results, strict=True):
             timing = PointTiming(res["repetitions"], res["samples"], res["checksum"])
             rows = measurement_rows(
@@ -133,7 +135,6 @@ def calibrate_populated(
                 row.context = populated_context(ranks)
             s.add_all(rows)
             stored += len(rows)
-    finish_run(db, run.id, "complete")
     return run.id, stored
 
 

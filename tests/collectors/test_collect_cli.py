@@ -94,6 +94,11 @@ def test_sigkill_then_rerun_completes_without_duplicates(sqlite_url: str) -> Non
     [killed] = runs(sqlite_url)
     assert killed["status"] == "running"  # SIGKILL cannot be caught
     assert 2 <= len(killed["points"]) < 8, "the sweep finished before the kill"
+    # Listing shows the dead run as stale and writes nothing.
+    [listed] = json.loads(invoke("runs", "list", "--db", sqlite_url, "--json").stdout)
+    assert (listed["status"], listed["stale"]) == ("running", True)
+    assert "(stale)" in invoke("runs", "list", "--db", sqlite_url).stdout  # table: running (stale)
+    assert runs(sqlite_url)[0]["status"] == "running"
 
     again = invoke(*args)  # the same command, run in this process
     assert again.exit_code == 0, again.output

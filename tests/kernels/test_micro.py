@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from benchdb.kernels import get_benchmark
+from benchdb.kernels import get_benchmark, kernel_info
 from benchdb.kernels.fields import SURFACE_HEATING, jacobi_exact
 from benchdb.kernels.micro import KERNELS, MicroPrepared, jacobi_solve
 
@@ -51,10 +51,17 @@ def test_matches_reference(name, shape, precision):
 
 
 @needs_two_threads
-@pytest.mark.parametrize(("name", "shape"), [
-    ("stencil2d5", (21, 13)), ("stencil3d7", (9, 7, 11)), ("jacobi2d", (15, 22)),
-    ("tridiag", (31, 12)), ("stream.triad", (5003,)), ("stream.sum", (5003,)),
-])
+@pytest.mark.parametrize(
+    ("name", "shape"),
+    [
+        ("stencil2d5", (21, 13)),
+        ("stencil3d7", (9, 7, 11)),
+        ("jacobi2d", (15, 22)),
+        ("tridiag", (31, 12)),
+        ("stream.triad", (5003,)),
+        ("stream.sum", (5003,)),
+    ],
+)
 def test_parallel_matches_reference(name, shape):
     prepared = get_benchmark(name).prepare(shape, "float64", 2)
     prepared.run(3)
@@ -88,12 +95,29 @@ def test_checksum_accumulates_over_repetitions(name):
     assert len(set(sums)) == len(sums)
 
 
-@pytest.mark.parametrize(("name", "shape"), [
-    ("stream.triad", (20_000,)), ("stream.copy", (20_000,)), ("stream.sum", (20_000,)),
-    ("stream.fill", (20_000,)), ("stencil2d5", (64, 64)), ("stencil3d7", (20, 20, 20)),
-    ("jacobi2d", (64, 64)), ("tridiag", (200, 30)),
-])
+@pytest.mark.parametrize(
+    ("name", "shape"),
+    [
+        ("stream.triad", (20_000,)),
+        ("stream.copy", (20_000,)),
+        ("stream.sum", (20_000,)),
+        ("stream.fill", (20_000,)),
+        ("stencil2d5", (64, 64)),
+        ("stencil3d7", (20, 20, 20)),
+        ("jacobi2d", (64, 64)),
+        ("tridiag", (200, 30)),
+    ],
+)
 def test_time_grows_linearly_with_repetitions(name, shape):
     prepared = get_benchmark(name).prepare(shape, "float64", 1)
     ratios = scales_linearly(prepared, name)
     assert linear(ratios), ratios
+
+
+@pytest.mark.parametrize("name", [n for n in KERNELS if n.startswith("stream.")])
+def test_stream_setup_allocates_only_its_footprint(name):
+    """The memory guard sizes by footprint: a STREAM setup must not allocate more."""
+    state = KERNELS[name].setup((4099,), "float64")
+    arrays = [x for x in state if isinstance(x, np.ndarray) and x.size == 4099]
+    assert len(arrays) == kernel_info(name).arrays
+    assert sum(a.nbytes for a in arrays) == get_benchmark(name).footprint_bytes((4099,), "float64")

@@ -1,0 +1,174 @@
+"""The option groups ``app predict``, ``app run`` and ``scenario`` share.
+
+:class:`CaseOptions` (grid, steps, precision, reductions) describe the run;
+:class:`WhatIf` the model inputs ``app predict`` and ``scenario`` evaluate
+the application model (paper 001 eq. 1-5) under: data selection, what-if
+scalings of compute rate, bandwidth and latency or another machine's
+communication parameters (paper 001 section 5), and the power model (paper
+000 section 5).  :func:`option_group` puts a group's fields on a typer
+command's command line once and hands them to the command as one object.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import MISSING, dataclass, fields
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..app.decomposition import Decomposition
+from ..app.energy import PowerModel
+from ..app.inputs import comm_params, power_model
+from ..app.model import AppCase, ModelOptions, Scaling
+from ..comm.params import CommParams
+from ..query import parse_shape
+
+GridOption = Annotated[str, typer.Option("--grid", help="Global grid MxN, e.g. 1024x1024.")]
+StepsOption = Annotated[int, typer.Option("--steps", help="Timed time steps.")]
+PrecisionOption = Annotated[str, typer.Option("--precision", help="float64 or float32.")]
+DiagOption = Annotated[
+    int, typer.Option("--diag-every", help="A global mass allreduce every K steps (0: none).")
+]
+
+MachineFileOption = Annotated[
+    str | None,
+    typer.Option(
+        "--machine-file",
+        help="Communication parameters of another machine: a JSON/TOML file or a bundled "
+        "name (summit, bluegene_l, ...). Default: this machine's fitted models.",
+    ),
+]
+MachineOption = Annotated[
+    str | None, typer.Option("--machine", help="Machine whose loop data to use (id/host).")
+]
+MethodOption = Annotated[
+    str | None, typer.Option("--method", help="Lookup interpolation (default: predictor's).")
+]
+OverlapOption = Annotated[
+    bool, typer.Option("--overlap", help="Assume exchanges overlap computation.")
+]
+SingleOption = Annotated[
+    bool,
+    typer.Option(
+        "--single-process-curves",
+        help="Use loop curves measured with one process per node, even for several.",
+    ),
+]
+RpnOption = Annotated[
+    int | None, typer.Option("--ranks-per-node", help="Ranks per node (default: all on one).")
+]
+ScaleCompute = Annotated[float, typer.Option("--scale-compute", help="What-if: x compute rate.")]
+ScaleBandwidth = Annotated[
+    float, typer.Option("--scale-bandwidth", help="What-if: x network bandwidth.")
+]
+ScaleLatency = Annotated[float, typer.Option("--scale-latency", help="What-if: x latency.")]
+PowerFileOption = Annotated[
+    Path | None,
+    typer.Option("--power-file", help='JSON power parameters, e.g. {"core_busy_w": 12}.'),
+]
+CoreBusyW = Annotated[float | None, typer.Option("--core-busy-w", help="W per busy core.")]
+CoreIdleW = Annotated[float | None, typer.Option("--core-idle-w", help="W per idle core.")]
+PkgIdleW = Annotated[float | None, typer.Option("--package-idle-w", help="W per idle package.")]
+DramW = Annotated[float | None, typer.Option("--dram-w", help="W of DRAM per node.")]
+
+
+@dataclass(frozen=True)
+class CaseOptions:
+    """The run described on the command line: global grid, steps, precision, reductions."""
+
+    grid: GridOption
+    steps: StepsOption = 100
+    precision: PrecisionOption = "float64"
+    diag_every: DiagOption = 0
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return parse_shape(self.grid, 2)
+
+    def app_case(self, decomp: Decomposition, cls: type[AppCase] = AppCase, **extra: Any) -> Any:
+        """``cls`` (an :class:`AppCase`, or a subclass given its ``extra`` fields) of this run."""
+        return cls(self.shape, decomp, self.steps, self.precision, self.diag_every, **extra)
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """The shared options as given; each method turns some into a model input."""
+
+    machine_file: MachineFileOption = None
+    machine: MachineOption = None
+    method: MethodOption = None
+    overlap: OverlapOption = False
+    single_process_curves: SingleOption = False
+    ranks_per_node: RpnOption = None
+    scale_compute: ScaleCompute = 1.0
+    scale_bandwidth: ScaleBandwidth = 1.0
+    scale_latency: ScaleLatency = 1.0
+    power_file: PowerFileOption = None
+    core_busy_w: CoreBusyW = None
+    core_idle_w: CoreIdleW = None
+    package_idle_w: PkgIdleW = None
+    dram_w: DramW = None
+
+    def model_options(self) -> ModelOptions:
+        return ModelOptions(
+            method=self.method,
+            machine=self.machine,
+            populated=not self.single_process_curves,
+            overlap=self.overlap,
+            ranks_per_node=self.ranks_per_node,
+            scaling=Scaling(self.scale_compute, self.scale_bandwidth, self.scale_latency),
+        )
+
+    def power(self) -> PowerModel | None:
+        """The power model; UserError on a bad file or missing --core-busy-w (no DB needed)."""
+        return power_model(
+            self.power_file, self.core_busy_w, self.core_idle_w, self.package_idle_w, self.dram_w
+        )
+
+    def comm(self, db: Any, *, needed: bool) -> CommParams | None:
+        return comm_params(db, self.machine_file, self.machine, needed=needed)
+
+    def cores(self, db: Any) -> int:
+        """Cores of the machine whose loop data is used (energy of idle cores)."""
+        from ..query import resolve_machine
+
+        with db.session() as s:
+            return int(resolve_machine(s, self.machine).cores)
+
+
+def option_group(name: str, cls: type) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Put the fields of dataclass ``cls`` on a typer command in place of its parameter ``name``.
+
+    Typer sees one flat signature (each field an option, in place); the
+    command gets the options as one ``cls`` in ``name``.
+    """
+    hints = inspect.get_annotations(cls, eval_str=True)
+    group = [
+        inspect.Parameter(
+            f.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=hints[f.name],
+            default=inspect.Parameter.empty if f.default is MISSING else f.default,
+        )
+        for f in fields(cls)
+    ]
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        params: list[inspect.Parameter] = []
+        for p in inspect.signature(command, eval_str=True).parameters.values():
+            params += group if p.name == name else [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)]
+
+        @functools.wraps(command)
+        def wrapper(**kwargs: Any) -> None:
+            value = cls(**{g.name: kwargs.pop(g.name) for g in group})
+            return command(**kwargs, **{name: value})
+
+        wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in params}
+        return wrapper
+
+    return decorate

@@ -16,8 +16,11 @@ from typer.testing import CliRunner, Result
 def benchdb(
     *args: str, env: dict[str, str] | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m benchdb ARGS`` in a subprocess, output captured as text."""
-    full_env = {**os.environ, **(env or {})}
+    """``python -m benchdb ARGS`` in a subprocess, output captured as text.
+
+    ``COLUMNS=200`` keeps rich from wrapping table cells that tests look for.
+    """
+    full_env = {**os.environ, "COLUMNS": "200", **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "benchdb", *args],
         capture_output=True,

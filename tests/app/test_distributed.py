@@ -21,21 +21,9 @@ from benchdb.app.decomposition import Decomposition
 from benchdb.db.engine import open_database
 from benchdb.db.models import AppRun, Run
 from benchdb.errors import UserError
+from tests.clihelpers import assert_user_error, benchdb
 
 pytestmark = pytest.mark.mpi
-
-
-def benchdb(*args: str, **kw) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "benchdb", *args], capture_output=True, text=True, timeout=180, **kw
-    )
-
-
-def assert_user_error(proc: subprocess.CompletedProcess[str], needle: str) -> None:
-    assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr
-    assert needle in proc.stderr
-    assert len([ln for ln in proc.stderr.splitlines() if ln.strip()]) == 1, proc.stderr
 
 
 @pytest.mark.parametrize(("grid", "px", "py"), [((18, 15), 2, 1), ((15, 18), 1, 2)])
@@ -55,8 +43,13 @@ def test_bitwise_equal_to_serial_model(tmp_path: Path, grid, px: int, py: int) -
             # division: a local inner extent other than the global one moves
             # points between the vector body and the scalar remainder, which
             # may round differently (seen: 1 ulp).  Round-off, nothing more.
-            np.testing.assert_allclose(local, ref, rtol=8 * np.finfo(ref.dtype).eps, atol=0,
-                                       err_msg=f"rank {rank}, field {name}")
+            np.testing.assert_allclose(
+                local,
+                ref,
+                rtol=8 * np.finfo(ref.dtype).eps,
+                atol=0,
+                err_msg=f"rank {rank}, field {name}",
+            )
     assert result["mass"] == pytest.approx(serial.mass(), rel=1e-12)
     assert result["reductions"] == steps // 2
 

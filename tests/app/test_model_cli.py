@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -16,18 +14,7 @@ from benchdb.comm.params import load_machine_file
 from benchdb.db.engine import open_database
 from benchdb.errors import UserError
 from benchdb.predict import predict
-
-
-def benchdb(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "benchdb", *args], capture_output=True, text=True, timeout=300
-    )
-
-
-def assert_user_error(proc: subprocess.CompletedProcess[str], needle: str) -> None:
-    assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr and needle in proc.stderr
-    assert len([ln for ln in proc.stderr.splitlines() if ln.strip()]) == 1, proc.stderr
+from tests.clihelpers import assert_user_error, benchdb
 
 
 @pytest.fixture(scope="module")

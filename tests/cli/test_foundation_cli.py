@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,26 +10,7 @@ from sqlalchemy import func, select, text
 
 from benchdb.db.engine import make_engine, open_database
 from benchdb.db.models import Machine
-
-
-def benchdb(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the real console entry point in a subprocess."""
-    full_env = {**os.environ, **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "benchdb", *args],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        timeout=120,
-    )
-
-
-def assert_user_error(proc: subprocess.CompletedProcess[str], needle: str) -> None:
-    assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr
-    assert needle in proc.stderr
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, proc.stderr
+from tests.clihelpers import assert_user_error, benchdb
 
 
 def test_machine_show_json_reports_caches() -> None:

@@ -8,7 +8,6 @@ a prediction must return and the uncertainty it must report.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -99,25 +98,6 @@ def square_sizes(lo: int, hi: int, n: int) -> list[tuple[int, int]]:
     """``n`` square shapes, geometrically spaced from lo x lo to hi x hi (distinct)."""
     sides = sorted({round(float(v)) for v in np.geomspace(lo, hi, n)})
     return [(m, m) for m in sides]
-
-
-def benchdb(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the real console entry point in a subprocess (as tests/cli does)."""
-    return subprocess.run(
-        [sys.executable, "-m", "benchdb", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "200", **(env or {})},
-        timeout=120,
-    )
-
-
-def assert_user_error(proc: subprocess.CompletedProcess[str], needle: str) -> None:
-    """Exit 2, one line on stderr naming the problem, no traceback."""
-    assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr
-    assert needle in proc.stderr, proc.stderr
-    assert len([ln for ln in proc.stderr.splitlines() if ln.strip()]) == 1, proc.stderr
 
 
 def cli(capsys, *args: str) -> subprocess.CompletedProcess[str]:

@@ -13,8 +13,9 @@ from sqlalchemy import func, select
 
 from benchdb.db.engine import open_database
 from benchdb.db.models import Model
+from tests.clihelpers import assert_user_error, benchdb
 
-from .synth import add_run, assert_user_error, benchdb, cli, square_sizes, step_curve
+from .synth import add_run, cli, square_sizes, step_curve
 
 SIZES = square_sizes(8, 1500, 16)
 

@@ -10,13 +10,14 @@ import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..db.engine import Database, open_database
+if TYPE_CHECKING:
+    from ..db.engine import Database
 
 console = Console()
 err_console = Console(stderr=True)
@@ -38,6 +39,9 @@ JsonOption = Annotated[
 
 
 def open_db(url: str | None) -> Database:
+    """Open the database; SQLAlchemy is imported here, not when the CLI starts."""
+    from ..db.engine import open_database
+
     return open_database(url)
 
 

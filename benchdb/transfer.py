@@ -62,6 +62,9 @@ def fields(model: type[Base], skip: set[str]) -> list[str]:
 
 
 MEASUREMENT_FIELDS = fields(Measurement, _LINKS)
+# Columns added by later schema revisions, with a server default: an export written
+# before them still imports (the default fills them).
+_OPTIONAL = {c.key for c in Measurement.__table__.columns if c.server_default is not None}
 
 
 def _plain(value: Any) -> Any:
@@ -208,9 +211,8 @@ def _malformed(path: Path | str, why: str) -> UserError:
 
 
 def _from_frame(frame: pd.DataFrame) -> Bundle:
-    missing = {"export_format", "run_key", *MEASUREMENT_FIELDS, *RECORD_COLUMNS} - set(
-        frame.columns
-    )
+    required = {"export_format", "run_key", *MEASUREMENT_FIELDS, *RECORD_COLUMNS} - _OPTIONAL
+    missing = required - set(frame.columns)
     if missing:
         raise ValueError(f"missing column(s) {', '.join(sorted(missing))}")
     if set(frame["export_format"]) - {FORMAT_TAG}:
@@ -269,6 +271,8 @@ def _coerce(model: type[Base], rec: dict, skip: set[str]) -> dict[str, Any]:
     for col in model.__table__.columns:
         if col.key in skip:
             continue
+        if col.key not in rec and col.server_default is not None:
+            continue  # written before the column existed: the database default fills it
         if col.key not in rec:
             raise ValueError(f"{model.__tablename__} record lacks {col.key!r}")
         value = rec[col.key]

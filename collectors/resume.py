@@ -1,7 +1,7 @@
 """Resuming a sweep: which run to continue, claiming it, and what it already holds.
 
-Every point is committed as it completes (one transaction per point), so an
-unfinished run is a consistent prefix of its sweep.  ``collect`` continues
+Every pass of every point is committed as it completes (one transaction
+each), so an unfinished run is a consistent prefix of its sweep's schedule.  ``collect`` continues
 the most recent *unfinished* run (``interrupted``, or ``running`` with its
 process gone) of this machine and environment whose stored plan has the same
 ``sweep_hash``; a ``complete`` run is never reused, because regression
@@ -88,13 +88,27 @@ def claim(db: Database, run_id: int) -> bool:
         return result.rowcount == 1
 
 
-def stored_points(db: Database, run_id: int) -> set[tuple[str, str, int, str]]:
-    """Keys (benchmark, shape key, threads, precision) of the points run ``run_id`` holds."""
+def stored_points(db: Database, run_id: int) -> dict[tuple[str, str, int, str], int]:
+    """Passes stored per point key (benchmark, shape key, threads, precision) of run ``run_id``.
+
+    A pass is committed in one transaction for all the point's kernels, so
+    they agree; the minimum is taken all the same.
+    """
     to_benchmark = _kernel_benchmark()
     with db.session() as s:
         rows = s.execute(
-            select(Kernel.name, Measurement.shape_key, Measurement.threads, Measurement.precision)
+            select(
+                Kernel.name,
+                Measurement.shape_key,
+                Measurement.threads,
+                Measurement.precision,
+                Measurement.passes,
+            )
             .join(Kernel, Measurement.kernel_id == Kernel.id)
             .where(Measurement.run_id == run_id)
         )
-        return {(to_benchmark.get(k, k), sk, t, p) for k, sk, t, p in rows}
+        stored: dict[tuple[str, str, int, str], int] = {}
+        for k, sk, t, p, passes in rows:
+            key = (to_benchmark.get(k, k), sk, t, p)
+            stored[key] = min(stored.get(key, passes), passes)
+        return stored

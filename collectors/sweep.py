@@ -1,8 +1,9 @@
 """Running a sweep into the database: the collectors' Python API.
 
-``run_sweep(db, plan)`` measures every point of ``plan`` that the run does
-not already hold and commits each point in its own transaction (DESIGN.md:
-an interrupted sweep loses at most the point in flight).  It continues an
+``run_sweep(db, plan)`` measures every point of ``plan``, in ``plan.passes``
+passes (see :data:`.plan.DEFAULT_PASSES`), that the run does not already hold
+and commits each point's pass in its own transaction (DESIGN.md: an
+interrupted sweep loses at most the point in flight).  It continues an
 unfinished run of the same sweep when there is one (see
 :mod:`.resume`), otherwise it starts a new run.
 
@@ -18,11 +19,15 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sqlalchemy import select
+
 from benchdb.db.engine import Database
+from benchdb.db.models import Measurement
 from benchdb.db.repo import register_environment, register_kernel, register_machine
 from benchdb.environment import EnvironmentInfo, detect_environment
 from benchdb.errors import UserError
 from benchdb.machine import MachineInfo, detect_machine
+from benchdb.query import shape_key
 from benchdb.runs import run_lifecycle, start_run
 
 from ..kernels import KernelInfo, get_benchmark
@@ -30,7 +35,7 @@ from ..kernels.jit import OPTIONS
 from . import resume
 from .placement import pinned, start_numba_threads
 from .plan import Point, SweepPlan
-from .record import measurement_rows
+from .record import add_pass, measurement_rows
 from .timing import time_point
 
 
@@ -40,11 +45,11 @@ class SweepObserver:
     def started(self, run_id: int, todo: Sequence[Point], stored: int, resumed: bool) -> None:
         """Called once ``todo`` is known; ``stored`` points were already in the run."""
 
-    def point_started(self, point: Point) -> None:
-        """Called before ``point`` is prepared."""
+    def point_started(self, point: Point, pass_index: int) -> None:
+        """Called before ``point`` is prepared for pass ``pass_index`` (from 0)."""
 
     def point_finished(self, point: Point) -> None:
-        """Called after ``point`` is committed."""
+        """Called after the point's pass is committed."""
 
 
 @dataclass(frozen=True)
@@ -52,9 +57,9 @@ class SweepResult:
     run_id: int
     status: str  # complete, or interrupted (time budget spent)
     resumed: bool
-    measured: int  # points measured by this call
-    already_stored: int  # points the resumed run held before this call
-    remaining: int  # points still to measure (non-zero only when a budget stopped it)
+    measured: int  # point-passes measured by this call
+    already_stored: int  # point-passes the resumed run held before this call
+    remaining: int  # point-passes still to measure (non-zero only when a budget stopped it)
     elapsed_s: float
 
 
@@ -114,17 +119,34 @@ def measure_point(
     point: Point,
     plan: SweepPlan,
     kernels: dict[str, tuple[int, KernelInfo]],
+    pass_index: int = 0,
 ) -> None:
-    """Prepare, time and commit one point (one transaction)."""
+    """Prepare, time and commit one pass of one point (one transaction).
+
+    The first pass creates the point's rows; a later one appends its samples.
+    """
     bench = get_benchmark(point.benchmark)
     with pinned(point.threads) as placement:
         prepared = bench.prepare(point.shape, point.precision, point.threads)
         timing = time_point(prepared, plan.sample_time, plan.samples)
         points = prepared.points
         del prepared  # free the arrays before the next point allocates
-    rows = measurement_rows(run_id, point, points, timing, placement, kernels)
     with db.session() as s:
-        s.add_all(rows)
+        if pass_index == 0:
+            s.add_all(measurement_rows(run_id, point, points, timing, placement, kernels))
+            return
+        ids = [kernels[k.name][0] for k in bench.kernels if k.name in timing.samples]
+        rows = s.scalars(
+            select(Measurement).where(
+                Measurement.run_id == run_id,
+                Measurement.kernel_id.in_(ids),
+                Measurement.shape_key == shape_key(point.shape),
+                Measurement.threads == point.threads,
+                Measurement.precision == point.precision,
+            )
+        )
+        for row in rows:
+            add_pass(row, timing, kernels)
 
 
 def run_sweep(
@@ -145,15 +167,15 @@ def run_sweep(
     run_id, resumed = _open_run(db, plan, ctx, resume_run, tags)
     measured = 0
     with run_lifecycle(db, run_id) as outcome:
-        stored = resume.stored_points(db, run_id)
-        todo = [p for p in plan.points if p.key not in stored]
-        observer.started(run_id, todo, len(plan.points) - len(todo), resumed)
-        for point in todo:
+        todo = plan.schedule(resume.stored_points(db, run_id))
+        total = len(plan.points) * plan.passes
+        observer.started(run_id, [pt for _, pt in todo], total - len(todo), resumed)
+        for pass_index, point in todo:
             if time_budget is not None and time.monotonic() - t0 >= time_budget:
                 outcome.status = "interrupted"
                 break
-            observer.point_started(point)
-            measure_point(db, run_id, point, plan, kernels)
+            observer.point_started(point, pass_index)
+            measure_point(db, run_id, point, plan, kernels, pass_index)
             measured += 1
             observer.point_finished(point)
     return SweepResult(
@@ -161,7 +183,7 @@ def run_sweep(
         status=outcome.status,
         resumed=resumed,
         measured=measured,
-        already_stored=len(plan.points) - len(todo),
+        already_stored=total - len(todo),
         remaining=len(todo) - measured,
         elapsed_s=time.monotonic() - t0,
     )

@@ -46,18 +46,18 @@ class ProgressObserver:
 
     def started(self, run_id: int, todo: Sequence[Any], stored: int, resumed: bool) -> None:
         verb = (
-            f"continuing run {run_id} ({stored} points already stored)"
+            f"continuing run {run_id} ({stored} point-passes already stored)"
             if resumed
             else (f"run {run_id}")
         )
-        err_console.print(f"collecting {len(todo)} points, {verb}")
+        err_console.print(f"collecting {len(todo)} point-passes, {verb}")
         self.progress.start()
         self.task = self.progress.add_task("starting", total=len(todo))
 
-    def point_started(self, point: Any) -> None:
+    def point_started(self, point: Any, pass_index: int) -> None:
         self.progress.update(
             self.task,
-            description=f"{point.benchmark} {shape_key(point.shape)} "
+            description=f"pass {pass_index + 1}: {point.benchmark} {shape_key(point.shape)} "
             f"({fmt_bytes(point.footprint_bytes)}, {point.threads}t, {point.precision})",
         )
 
@@ -158,7 +158,14 @@ def collect(
         float | None,
         typer.Option(help="Target length of one sample in seconds (default 0.02; --quick 0.005)."),
     ] = None,
-    samples: Annotated[int, typer.Option(help="Samples per point (at least 5).")] = 5,
+    samples: Annotated[int, typer.Option(help="Samples per point and pass (at least 5).")] = 5,
+    passes: Annotated[
+        int | None,
+        typer.Option(
+            help="Passes over the sweep (default 3; --quick 1): each point is measured again, "
+            "minutes later, and its statistics pool every pass's samples."
+        ),
+    ] = None,
     resume: Annotated[
         int | None,
         typer.Option(
@@ -178,8 +185,10 @@ def collect(
     Every point is committed as it completes; after Ctrl-C, SIGTERM or a
     crash, the same command continues the unfinished run. A finished run is
     never reused: collecting again makes a new run, for regression tracking.
-    Each point keeps at least 5 samples; one whose coefficient of variation
-    exceeds 10% is stored with the flag "noisy".
+    Each point is measured in 3 passes over the sweep (the second in reverse
+    order), at least 5 samples each, all kept: on a shared machine a busy
+    spell of another tenant can spoil every sample of one pass. A point whose
+    coefficient of variation exceeds 10% is stored with the flag "noisy".
 
     Examples:
 
@@ -197,10 +206,10 @@ def collect(
     thread_counts = planning.parse_threads(threads, planning.thread_limit())
     precisions = planning.parse_precisions(precision)
     if resume is not None:
-        if kernels or sizes or footprints or quick or sample_time or threads != "1":
+        if kernels or sizes or footprints or quick or sample_time or passes or threads != "1":
             raise UserError(
                 "--resume continues the run's own sweep; leave out --kernels, --sizes, "
-                "--footprints, --quick, --threads and --sample-time"
+                "--footprints, --quick, --threads, --sample-time and --passes"
             )
         database = open_db(db)
         ctx = detect_context()
@@ -220,6 +229,7 @@ def collect(
             quick=quick,
             sample_time=sample_time,
             samples=samples,
+            passes=passes,
         )
         database = open_db(db)
         ctx = detect_context()
@@ -248,10 +258,10 @@ def collect(
         SUMMARY_COLUMNS,
         title=f"run {result.run_id}: {result.status}",
     )
-    done = f"{result.measured} points measured in {fmt_seconds(result.elapsed_s)}"
+    done = f"{result.measured} point-passes measured in {fmt_seconds(result.elapsed_s)}"
     if result.status == "interrupted":
         err_console.print(
-            f"{done}; time budget spent with {result.remaining} points left -- "
+            f"{done}; time budget spent with {result.remaining} point-passes left -- "
             "run the same command to continue"
         )
     else:

@@ -41,7 +41,7 @@ RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 # The alembic revision that creates exactly this metadata.  Opening a database
 # already at this revision needs no alembic import (a fast `benchdb predict`);
 # tests/db/test_migrations.py fails if a new revision forgets to bump it.
-SCHEMA_HEAD = "0002"
+SCHEMA_HEAD = "0003"
 
 
 def utcnow() -> datetime:
@@ -138,8 +138,10 @@ class Kernel(Base):
 class Measurement(Base):
     """One measured point: a kernel at one shape, precision and thread count.
 
-    ``samples`` holds every sample, each in seconds *per repetition*; the
-    summary statistics are over those.  ``flop_rate`` and ``byte_rate`` derive
+    ``samples`` holds every sample, each in seconds *per repetition*, of all
+    ``passes`` (a sweep may measure each point in several passes, minutes apart:
+    :data:`benchdb.collectors.plan.DEFAULT_PASSES`); the summary statistics are
+    over all of them.  ``flop_rate`` and ``byte_rate`` derive
     from the median.  ``flags`` lists validity problems (e.g. ``noisy``).
     """
 
@@ -169,6 +171,7 @@ class Measurement(Base):
     context: Mapped[str] = mapped_column(String(32), default="isolated")
     repetitions: Mapped[int] = mapped_column(Integer)
     samples: Mapped[list[Any]] = mapped_column(JSON)
+    passes: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     t_min: Mapped[float] = mapped_column(Float)
     t_median: Mapped[float] = mapped_column(Float)
     t_iqr: Mapped[float] = mapped_column(Float)

@@ -30,7 +30,7 @@ def counts(url: str) -> dict[str, int]:
 
 
 def runs(url: str) -> list[dict]:
-    """Every run with its measured points as (kernel, shape_key, threads, precision) tuples."""
+    """Every run: its points as (kernel, shape_key, threads, precision), passes, sample counts."""
     db = open_database(url)
     try:
         with db.session() as s:
@@ -43,6 +43,8 @@ def runs(url: str) -> list[dict]:
                         Measurement.shape_key,
                         Measurement.threads,
                         Measurement.precision,
+                        Measurement.passes,
+                        func.json_array_length(Measurement.samples),
                     )
                     .join(Kernel, Measurement.kernel_id == Kernel.id)
                     .where(Measurement.run_id == run.id)
@@ -54,7 +56,9 @@ def runs(url: str) -> list[dict]:
                         "config": run.config,
                         "environment": run.environment.threading_layer,
                         "measurement_ids": {r[0] for r in rows},
-                        "points": [tuple(r[1:]) for r in rows],
+                        "points": [tuple(r[1:5]) for r in rows],
+                        "passes": [r[5] for r in rows],
+                        "sample_counts": [r[6] for r in rows],
                     }
                 )
             return out

@@ -26,10 +26,11 @@ MACHINE = detect_machine()
 L2 = MACHINE.cache("L2").size_bytes if MACHINE.cache("L2") else MACHINE.data_caches()[0].size_bytes
 LLC = MACHINE.last_level_cache().size_bytes
 
-TRIAD = ["--kernels", "stream.triad", "--sample-time", "0.003", "--quiet"]
+TRIAD = ["--kernels", "stream.triad", "--sample-time", "0.003", "--passes", "1", "--quiet"]
 TRIAD_8 = [
     "--kernels", "stream.triad", "--footprints",
-    "64KiB,128KiB,256KiB,512KiB,1MiB,2MiB,4MiB,8MiB", "--sample-time", "0.03", "--quiet",
+    "64KiB,128KiB,256KiB,512KiB,1MiB,2MiB,4MiB,8MiB", "--sample-time", "0.03",
+    "--passes", "2", "--quiet",
 ]  # fmt: skip
 
 
@@ -56,7 +57,7 @@ def test_shallow_cache_resident_beats_dram(sqlite_url: str) -> None:
     footprints = [L2 // 2, LLC // 4, 4 * LLC]
     result = invoke(
         "collect", "--kernels", "shallow", "--footprints", ",".join(map(str, footprints)),
-        "--sample-time", "0.002", "--db", sqlite_url, "--json",
+        "--sample-time", "0.002", "--passes", "1", "--db", sqlite_url, "--json",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
@@ -107,6 +108,8 @@ def test_sigkill_then_rerun_completes_without_duplicates(sqlite_url: str) -> Non
     assert resumed["config"]["uuid"] == killed["config"]["uuid"]
     assert killed["measurement_ids"] <= resumed["measurement_ids"]  # not measured twice
     assert len(resumed["points"]) == len(set(resumed["points"])) == 8
+    assert resumed["passes"] == [2] * 8  # both passes of every point, samples pooled
+    assert resumed["sample_counts"] == [10] * 8
 
     # A complete run is never continued: collecting again makes a new run.
     assert invoke(*args).exit_code == 0
@@ -178,6 +181,7 @@ BAD_INPUTS = [
     (["--precision", "float16"], "unknown precision"),
     (["--samples", "2"], "too few"),
     (["--sample-time", "0"], "--sample-time"),
+    (["--passes", "0"], "--passes 0"),
     (["--resume", "1", "--quick"], "--resume continues"),
 ]
 

@@ -27,7 +27,7 @@ def source_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     url = f"sqlite:///{tmp_path_factory.mktemp('source') / 'node.sqlite'}"
     result = invoke(
         "collect", "--kernels", "stream.triad,stream.copy", "--footprints", "16KiB,1MiB",
-        "--sample-time", "0.002", "--quiet", "--db", url,
+        "--sample-time", "0.002", "--passes", "1", "--quiet", "--db", url,
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     return url

@@ -18,8 +18,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define WINDOW 64
+
+/* Page-aligned, 4 KiB pages (as osu_bw's buffers; benchdb's are the same: see
+   collectors/mpi/buffers.py): transparent huge pages would change large-message
+   bandwidth, and whether malloc's buffer gets them depends on the THP mode. */
+static char *page_buffer(size_t bytes) {
+    void *p = NULL;
+    if (posix_memalign(&p, 4096, bytes) != 0) { perror("posix_memalign"); exit(2); }
+    madvise(p, bytes, MADV_NOHUGEPAGE);
+    return p;
+}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -118,8 +129,8 @@ int main(int argc, char **argv) {
     }
     long biggest = 1;
     for (int i = 0; i < nsizes; i++) if (sizes[i] > biggest) biggest = sizes[i];
-    char *a = malloc((size_t)biggest * WINDOW);
-    char *b = malloc((size_t)biggest * WINDOW);
+    char *a = page_buffer((size_t)biggest * WINDOW);
+    char *b = page_buffer((size_t)biggest * WINDOW);
     memset(a, 1, (size_t)biggest * WINDOW);
     memset(b, 2, (size_t)biggest * WINDOW);
     if (rank == 0) printf("# size_bytes oneway_median_s oneway_min_s pingpong_Bps stream_Bps\n");

@@ -10,7 +10,7 @@ lookup (paper 003 eq. 8-9, :func:`benchdb.predict.predict`) at the rank's
 *local* block; ``T_halo`` from the halo model (:func:`benchdb.comm.halo.predict_halo2d`,
 paper 001 eq. 8 and 10: X then Y phase, message size from the local edge x
 halo width x one field x element size).  Each field's halo is a one-sided
-shift (one message per phase and rank, see :mod:`.shallow_app`), so the
+shift (one message per phase and rank, see :mod:`.shallow_app`; ``shift=True``), so the
 contention factor defaults to 1.  A single rank has no exchanges: it runs the
 serial model's periodic boundary updates (kernel ``shallow.boundary``).
 
@@ -246,6 +246,7 @@ def _exchanges(case: AppCase, comm: CommParams, options: ModelOptions, rpn: int)
         word_bytes=DTYPE_BYTES[case.precision],
         ranks_per_node=rpn,
         contention=options.contention,
+        shift=True,
     )
     per_axis = {p.phase: p.seconds * case.steps for p in halo.phases}
     exchanges = {f"{f}.{ax}": per_axis[ax] for f in EXCHANGED_FIELDS for ax in ("x", "y")}

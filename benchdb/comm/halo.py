@@ -9,7 +9,10 @@ runs after X and so carries the corners, ``S_y = (nx + 2h)·h·fields·bytes``
 (POP's ``N_y·(G+1)`` words play the same role).
 
 Per phase and per rank, each message is intra- or inter-node under the
-rank-to-node mapping.  ``C`` defaults to the number of that rank's messages
+rank-to-node mapping.  Intra-node messages each pay the latency ``α``
+(shared-memory MPI spends CPU time per message in both processes, so a
+process's messages do not overlap); inter-node ones pay it once per phase,
+as eq. 10 does.  ``C`` defaults to the number of that rank's messages
 in the class (they leave one process one after the other) unless the machine
 gives a contention table (paper 001 Table 1) or the caller passes one.
 Inter-node messages use the max-rate model (paper 002 eq. 2-3) with ``k``
@@ -83,11 +86,16 @@ def _message_time(
             contention,
             f"max-rate ({maxrate.form}, {maxrate.name})",
         )
+    # Within a node alpha is the processes' own CPU time per message (copying
+    # through shared memory, matching, LogP's overhead o), which one process
+    # cannot overlap for its successive messages: each message pays it.  Across
+    # a network alpha is mostly wire latency, which overlaps: paid once (eq. 10).
+    latency = postal.alpha * (1 if inter else count)
     return (
-        postal.alpha + contention * nbytes * postal.beta,
+        latency + contention * nbytes * postal.beta,
         placement,
         contention,
-        f"postal ({postal.name})",
+        f"postal ({postal.name}){'' if inter else f', {count} x alpha'}",
     )
 
 
@@ -102,19 +110,21 @@ def predict_halo2d(
     ranks_per_node: int | None = None,
     periodic: tuple[bool, bool] = (True, True),
     contention: tuple[float, float] | None = None,
+    shift: bool = False,
 ) -> HaloPrediction:
     """One exchange on a ``dims = (px, py)`` Cartesian grid of ``local`` blocks.
 
     ``ranks_per_node`` defaults to the machine's, else all ranks on one node.
     ``contention`` (C_x, C_y) overrides the default; else the machine's
-    contention table for this rank count is used when it has one.
+    contention table for this rank count is used when it has one.  ``shift``:
+    a one-sided halo, one message per rank and phase (:func:`.kmodel.halo_messages`).
     """
     ranks = dims[0] * dims[1]
     rpn = ranks_per_node or params.ranks_per_node or ranks
     node_of = [r // rpn for r in range(ranks)]
     sizes = halo_message_bytes(local, halo, fields, word_bytes)
     table = contention or params.contention.get(ranks)
-    messages = halo_messages(dims, periodic)
+    messages = halo_messages(dims, periodic, shift=shift)
     whole = k_model(messages, node_of)
     phases = []
     for i, phase in enumerate(PHASES):

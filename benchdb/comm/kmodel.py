@@ -61,14 +61,19 @@ def neighbours(
 
 
 def halo_messages(
-    dims: tuple[int, int], periodic: tuple[bool, bool] = (True, True)
+    dims: tuple[int, int], periodic: tuple[bool, bool] = (True, True), *, shift: bool = False
 ) -> list[Message]:
-    """Every MPI message of one exchange (self-neighbours are local copies, left out)."""
+    """Every MPI message of one exchange (self-neighbours are local copies, left out).
+
+    ``shift``: a one-sided halo (a staggered field keeps one halo row, filled
+    from one side), where each rank sends one message per phase, to its upper
+    neighbour, instead of one to each side.
+    """
     return [
         Message(phase, r, peer)
         for r in range(dims[0] * dims[1])
         for phase, peers in neighbours(r, dims, periodic).items()
-        for peer in peers
+        for peer in (peers[-1:] if shift else peers)
         if peer != r
     ]
 

@@ -4,10 +4,9 @@
 builds its block of the original initial conditions (the global fields of
 :func:`benchdb.kernels.shallow_model.initial_state`, sliced: the same numbers
 as the serial model), runs the model's first, forward step untimed (it also
-compiles), then ``steps`` timed leapfrog steps: the serial benchmark's
-compiled phases (:func:`benchdb.kernels.shallow.run_steps`, over a phase
-range) between the two groups of halo exchanges that replace the periodic
-boundary updates (:mod:`.halo`).  A single rank runs the serial model's own boundary phases instead.
+compiles), then ``steps`` timed leapfrog steps, compiled whole with their
+halo exchanges (:mod:`.stepping`).  A single rank runs the serial model's
+own boundary phases instead.
 
 Rank 0 writes the gathered timings to OUT_JSON (atomically); each rank may
 also write its final fields (``fields_out``) for the correctness test.  Any
@@ -32,7 +31,7 @@ from benchdb.app.shallow_app import EXCHANGED_FIELDS
 
 from ...kernels.arrays import aligned_empty
 from ...kernels.clock import read_overhead_ticks, seconds
-from ...kernels.shallow import N_PHASES, PERIODIC_CVZH, PERIODIC_NEW, PHASES, run_steps
+from ...kernels.shallow import N_PHASES, PHASES, run_steps
 from ...kernels.shallow_model import (
     STAGGER,
     ShallowState,
@@ -40,10 +39,8 @@ from ...kernels.shallow_model import (
     mass,
     step_constants,
 )
-from .halo import HaloExchanger
-
-FIRST_EXCHANGES = EXCHANGED_FIELDS[:4]  # after cu, cv, z, h (Fortran loops 110/115)
-SECOND_EXCHANGES = EXCHANGED_FIELDS[4:]  # after unew, vnew, pnew (loops 210/215)
+from ..mpi import native
+from .stepping import distributed_steps
 
 
 def local_state(
@@ -61,7 +58,7 @@ def local_state(
 
 
 class RankModel:
-    """The state, the exchanger and the timers of one rank."""
+    """The state, the neighbours, the buffers and the timers of one rank."""
 
     def __init__(
         self, cart: MPI.Cartcomm, grid: tuple[int, int], decomp: Decomposition, precision: str
@@ -72,30 +69,31 @@ class RankModel:
         self.origin = decomp.origin(grid, self.coords)
         self.state = local_state(grid, precision, self.origin, self.local)
         self.single = decomp.ranks == 1
-        self.exchanger = HaloExchanger(cart, self.local, self.state.p.dtype)
+        # (lower, upper) along X then Y; a rank alone along an axis is its own neighbour
+        self.neighbours = np.array([*cart.Shift(0, 1), *cart.Shift(1, 1)], dtype=np.int64)
+        self.offsets = np.array([STAGGER[f] for f in EXCHANGED_FIELDS], dtype=np.int64)
+        row = self.local[1] + 1  # a row of an (ml+1) x (nl+1) field, packed for sending
+        self.send = np.empty(row, dtype=self.state.p.dtype)
+        self.recv = np.empty(row, dtype=self.state.p.dtype)
+        self.handles = (cart.handle, native.datatype(self.state.p.dtype))
         self.reset()
 
     def reset(self) -> None:
         self.ticks = np.zeros(N_PHASES, dtype=np.int64)
-        self.exchange = {f"{f}.{ax}": 0.0 for f in EXCHANGED_FIELDS for ax in ("x", "y")}
+        self.xticks = np.zeros((len(EXCHANGED_FIELDS), 2), dtype=np.int64)
         self.reduction = 0.0
 
-    def _exchange(self, names: tuple[str, ...]) -> None:
-        for name in names:
-            tx, ty = self.exchanger.exchange(getattr(self.state, name), STAGGER[name])
-            self.exchange[f"{name}.x"] += tx
-            self.exchange[f"{name}.y"] += ty
-
-    def step(self, c) -> None:
-        s, ticks = self.state, self.ticks
+    def steps(self, c, steps: int) -> None:  # type: ignore[no-untyped-def]
+        """``steps`` time steps with constants ``c``, timed per loop and per exchange."""
         if self.single:
-            run_steps(False, s, c, 1, 0, N_PHASES, True, ticks)
+            run_steps(False, self.state, c, steps, 0, N_PHASES, True, self.ticks)
             return
-        run_steps(False, s, c, 1, 0, PERIODIC_CVZH, True, ticks)
-        self._exchange(FIRST_EXCHANGES)
-        run_steps(False, s, c, 1, PERIODIC_CVZH + 1, PERIODIC_NEW, True, ticks)
-        self._exchange(SECOND_EXCHANGES)
-        run_steps(False, s, c, 1, PERIODIC_NEW + 1, N_PHASES, True, ticks)
+        err = distributed_steps(
+            self.state, c, steps, self.ticks, self.xticks, self.offsets, self.neighbours,
+            self.cart.rank, self.send, self.recv, *self.handles,
+        )  # fmt: skip
+        if err:
+            raise RuntimeError(f"MPI error {err} in a halo exchange")
 
     def reduce_mass(self) -> float:
         """The global mass diagnostic: one allreduce (paper 001's global sum)."""
@@ -115,6 +113,15 @@ class RankModel:
                 out[key] = out.get(key, 0.0) + seconds(max(self.ticks[k] - steps * overhead, 0.0))
         return out
 
+    def exchange_seconds(self, steps: int) -> dict[str, float]:
+        """Seconds per 'field.axis' exchange (zero for a single rank)."""
+        overhead = read_overhead_ticks()
+        return {
+            f"{f}.{axis}": seconds(max(self.xticks[i, a] - steps * overhead, 0.0))
+            for i, f in enumerate(EXCHANGED_FIELDS)
+            for a, axis in enumerate(("x", "y"))
+        }
+
 
 def run_rank(comm: MPI.Comm, config: dict[str, Any]) -> dict[str, Any] | None:
     grid = tuple(config["grid"])
@@ -125,16 +132,19 @@ def run_rank(comm: MPI.Comm, config: dict[str, Any]) -> dict[str, Any] | None:
         raise RuntimeError(f"started with {comm.size} ranks for decomposition {decomp.key}")
     cart = comm.Create_cart([decomp.px, decomp.py], periods=[True, True], reorder=False)
     model = RankModel(cart, grid, decomp, precision)
-    model.step(step_constants(precision, first=True))  # forward step; compiles, first-touches
+    model.steps(step_constants(precision, first=True), 1)  # forward; compiles, first-touches
     model.reset()
     leapfrog = step_constants(precision, first=False)
     rapl = RaplReader() if cart.rank == 0 else None
     cart.Barrier()
     before = rapl.snapshot() if rapl and rapl.available else None
     t0 = MPI.Wtime()
-    for n in range(1, steps + 1):
-        model.step(leapfrog)
-        if diag_every and n % diag_every == 0:
+    done = 0
+    while done < steps:  # compiled chunks between the global sums
+        chunk = min(diag_every or steps, steps - done)
+        model.steps(leapfrog, chunk)
+        done += chunk
+        if diag_every and done % diag_every == 0:
             model.reduce_mass()
     elapsed = MPI.Wtime() - t0
     cart.Barrier()
@@ -152,7 +162,7 @@ def run_rank(comm: MPI.Comm, config: dict[str, Any]) -> dict[str, Any] | None:
         "cpus": sorted(os.sched_getaffinity(0)),
         "seconds": elapsed,
         "loops": model.loop_seconds(steps),
-        "exchanges": model.exchange,
+        "exchanges": model.exchange_seconds(steps),
         "reduction": model.reduction if diag_every else 0.0,
     }
     ranks = cart.gather(mine, root=0)

@@ -13,6 +13,7 @@ import numpy as np
 from mpi4py import MPI
 
 from . import native
+from .buffers import page_buffer
 from .placement import RankInfo, group_placement
 from .results import CommPoint
 from .timing import measure
@@ -35,7 +36,8 @@ def allreduce(
         try:
             for nbytes in sizes:
                 count = max(1, nbytes // 8)
-                sbuf, rbuf = np.ones(count), np.zeros(count)
+                sbuf, rbuf = page_buffer(8 * count, np.float64), page_buffer(8 * count, np.float64)
+                sbuf[:] = 1.0
                 handle = native.handles(sub) if sub != MPI.COMM_NULL else None
 
                 def run(reps: int, handle=handle, sbuf=sbuf, rbuf=rbuf) -> float:  # type: ignore[no-untyped-def]

@@ -24,6 +24,8 @@ from numba import njit
 
 from benchdb.errors import UserError
 
+from .buffers import page_buffer
+
 STATUS_IGNORE = 1  # (MPI_Status *)1 in mpi.h of the MPICH ABI
 _LIBMPI = re.compile(r"^lib(mpi|mpich)[\w-]*\.so")
 
@@ -66,10 +68,24 @@ _recv = _bind("MPI_Recv", 7)
 _isend = _bind("MPI_Isend", 7)
 _irecv = _bind("MPI_Irecv", 7)
 _waitall = _bind("MPI_Waitall", 3)
+_sendrecv = _bind("MPI_Sendrecv", 12)
 _allreduce = _bind("MPI_Allreduce", 6)
 _wtime = _lib().MPI_Wtime
 _wtime.argtypes = []
 _wtime.restype = ctypes.c_double
+
+
+def datatype(dtype: np.dtype) -> int:
+    """The MPI datatype handle of a float64 or float32 array."""
+    return {8: MPI.DOUBLE, 4: MPI.FLOAT}[np.dtype(dtype).itemsize].handle
+
+
+@njit
+def sendrecv(sptr, rptr, count, dtype, dest, source, tag, comm):  # type: ignore[no-untyped-def]
+    """One ``MPI_Sendrecv`` of ``count`` elements between raw pointers; error code."""
+    return _sendrecv(
+        sptr, count, dtype, dest, tag, rptr, count, dtype, source, tag, comm, STATUS_IGNORE
+    )
 
 
 def handles(comm: MPI.Comm) -> tuple[int, int, int, int]:
@@ -181,7 +197,7 @@ def halo_buffers(fields: int, local: tuple[int, int], h: int) -> tuple[np.ndarra
     nx, ny = local
     longest = fields * h * max(ny, nx + 2 * h)
     return (
-        np.zeros((2, longest)),
-        np.zeros((2, longest)),
+        page_buffer(2 * 8 * longest, np.float64).reshape(2, longest),
+        page_buffer(2 * 8 * longest, np.float64).reshape(2, longest),
         np.zeros(4, dtype=np.int32),
     )

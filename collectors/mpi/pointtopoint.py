@@ -18,6 +18,7 @@ import numpy as np
 from mpi4py import MPI
 
 from . import native
+from .buffers import page_buffer
 from .placement import RankInfo, classify, node_count
 from .results import CommPoint
 from .timing import measure
@@ -57,7 +58,7 @@ def _pairs_runner(
 def pingpong(
     comm: MPI.Comm, infos: list[RankInfo], sizes: list[int], samples: int, min_time: float
 ) -> Iterator[CommPoint]:
-    buf = np.zeros(max(sizes), dtype=np.uint8)
+    buf = page_buffer(max(sizes))
     for placement, partner in partners(infos).items():
         for n in sizes:
             timed = measure(
@@ -85,7 +86,7 @@ def concurrent_pairs(
     comm: MPI.Comm, infos: list[RankInfo], sizes: list[int], samples: int, min_time: float
 ) -> Iterator[CommPoint]:
     half = comm.size // 2
-    buf = np.zeros(max(sizes), dtype=np.uint8)
+    buf = page_buffer(max(sizes))
     for k in range(1, half + 1):
         pairs = [(i, i + half) for i in range(k)]
         classes = {classify(infos[a], infos[b]) for a, b in pairs}

@@ -44,7 +44,7 @@ def test_model_is_the_sum_of_lookup_and_halo_terms(measured_url: str) -> None:
     pred = predict_app(db, [case], comm, options)[0]
     cu = predict(db, "shallow.cu", [(48, 64)], iterations=10)["time_s"][0]
     assert pred.loops["shallow.cu"] == pytest.approx(cu)
-    halo = predict_halo2d(comm, (2, 1), (48, 64), ranks_per_node=2, contention=(1.0, 1.0))
+    halo = predict_halo2d(comm, (2, 1), (48, 64), ranks_per_node=2, shift=True)
     assert pred.exchange_s == pytest.approx(7 * 10 * halo.seconds)
     assert pred.total_s == pytest.approx(pred.compute_s + pred.exchange_s)
     faster = predict_app(

@@ -40,13 +40,14 @@ def test_bluegene_halo_is_two_phases_with_table_1_contention() -> None:
 
 
 def test_two_ranks_on_one_node() -> None:
-    """2x1: both X neighbours are the other rank (C = 2 messages); Y is a local copy."""
+    """2x1: both X neighbours are the other rank (C = 2 messages, each paying the
+    intra-node alpha); Y is a local copy."""
     summit = load_machine_file("summit")
     pred = predict_halo2d(summit, (2, 1), (256, 256), fields=3, ranks_per_node=2)
     x, y = pred.phases
     r = summit.postal["intra-socket"].regime(x.message_bytes)
     assert x.contention == 2 and x.placement == "intra-socket"
-    assert x.seconds == pytest.approx(r.alpha + 2 * x.message_bytes * r.beta)
+    assert x.seconds == pytest.approx(2 * r.alpha + 2 * x.message_bytes * r.beta)
     assert y.seconds == 0 and y.model == "local copy"
 
 

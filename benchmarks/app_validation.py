@@ -3,9 +3,12 @@
 For three global grids whose per-rank footprints sit in L2, L3 and DRAM
 (derived from this machine's caches), runs the distributed shallow-water
 model on 1 rank (1x1) and on every decomposition of 2 ranks (2x1, 1x2),
-predicts each run with the application model, and prints
+``--repeats`` times each (interleaved, median kept: on a shared 2-core machine
+two ranks streaming from DRAM vary by tens of percent from one minute to the
+next), predicts each run with the application model, and prints
 
-    grid, decomposition, predicted, measured, error, worst per-loop error
+    grid, decomposition, predicted, measured (median), error, the runs' spread,
+    worst per-loop error (against the per-loop medians)
 
 plus, per grid, whether the scenario explorer's best decomposition is the
 measured best (or within 5% of it).  The database must already hold the
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import statistics
 
 from benchdb.collectors.app.collect import AppRunRequest, run_app
 
@@ -52,11 +56,18 @@ def grids() -> dict[str, int]:
     }
 
 
+def spread(totals: list[float]) -> str:
+    """Fastest and slowest run relative to the median, e.g. '-3%/+8%'."""
+    mid = statistics.median(totals)
+    return f"{100 * (min(totals) / mid - 1):+.0f}%/{100 * (max(totals) / mid - 1):+.0f}%"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", required=True)
     ap.add_argument("--machine-file", default=None)
     ap.add_argument("--seconds", type=float, default=2.0, help="target length of each run")
+    ap.add_argument("--repeats", type=int, default=3, help="runs of each case (median kept)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     db = open_database(args.db)
@@ -69,16 +80,19 @@ def main() -> None:
         steps = max(10, math.ceil(args.seconds / max(p.total_s for p in probe)))
         cases = [AppCase(grid, d, steps) for d in DECOMPS]
         preds = predict_app(db, cases, comm, options)
+        runs: list[list[dict]] = [[] for _ in cases]
+        for _ in range(args.repeats):  # interleaved: a slow spell hits every case alike
+            for i, case in enumerate(cases):
+                request = AppRunRequest(grid, case.decomp, steps, tags=("app-validation",))
+                runs[i].append(app_run_summary(db, run_app(db, request)))
         measured = []
-        for case, pred in zip(cases, preds, strict=True):
-            run_id = run_app(db, AppRunRequest(grid, case.decomp, steps, tags=("app-validation",)))
-            meas = app_run_summary(db, run_id)
-            measured.append(meas["total_s"])
-            loop_err = max(
-                abs(pred.loops[k] - meas["loops_s"][k]) / meas["loops_s"][k]
-                for k in pred.loops
-                if k in meas["loops_s"]
-            )
+        for case, pred, done in zip(cases, preds, runs, strict=True):
+            totals = [m["total_s"] for m in done]
+            median_total = statistics.median(totals)
+            measured.append(median_total)
+            loops = {k: statistics.median(m["loops_s"][k] for m in done) for k in pred.loops
+                     if k in done[0]["loops_s"]}  # fmt: skip
+            loop_err = max(abs(pred.loops[k] - loops[k]) / loops[k] for k in loops)
             rows.append(
                 {
                     "level": level,
@@ -89,12 +103,15 @@ def main() -> None:
                     * (case.local[1] + 1),
                     "steps": steps,
                     "predicted_s": pred.total_s,
-                    "measured_s": meas["total_s"],
-                    "error": (pred.total_s - meas["total_s"]) / meas["total_s"],
+                    "measured_s": median_total,
+                    "measured_runs_s": totals,
+                    "error": (pred.total_s - median_total) / median_total,
                     "worst_loop_error": loop_err,
                     "predicted_exchange_s": pred.exchange_s,
-                    "measured_exchange_s": sum(meas["exchanges_s"].values()),
-                    "app_run_id": run_id,
+                    "measured_exchange_s": statistics.median(
+                        sum(m["exchanges_s"].values()) for m in done
+                    ),
+                    "app_run_ids": [m["app_run_id"] for m in done],
                 }
             )
         best_pred = min(range(3), key=lambda i: preds[i].total_s)
@@ -107,7 +124,8 @@ def main() -> None:
         return
     head = (
         f"{'level':5} {'grid':>10} {'decomp':>6} {'local fp':>9} {'steps':>6} {'predicted':>10} "
-        f"{'measured':>10} {'error':>7} {'loop err':>8} {'pred xch':>9} {'meas xch':>9} best"
+        f"{'measured':>10} {'error':>7} {'runs spread':>11} {'loop err':>8} {'pred xch':>9} "
+        f"{'meas xch':>9} best"
     )
     print(head)
     for r in rows:
@@ -115,7 +133,7 @@ def main() -> None:
             f"{r['level']:5} {r['grid']:>10} {r['decomposition']:>6} "
             f"{r['local_footprint_bytes'] / 2**20:8.2f}M {r['steps']:6d} {r['predicted_s']:9.4f}s "
             f"{r['measured_s']:9.4f}s {100 * r['error']:+6.1f}% "
-            f"{100 * r['worst_loop_error']:7.1f}% "
+            f"{spread(r['measured_runs_s']):>11} {100 * r['worst_loop_error']:7.1f}% "
             f"{r['predicted_exchange_s']:8.4f}s {r['measured_exchange_s']:8.4f}s "
             f"{r['scenario_best']} ({100 * r['scenario_best_vs_measured_best']:+.1f}%)"
         )

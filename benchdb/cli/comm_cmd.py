@@ -55,8 +55,11 @@ def _list(text: str | None, option: str) -> list[int] | None:
 def collect(
     ranks: Annotated[int, typer.Option("--ranks", "-n", help="MPI ranks to start.")] = 2,
     benchmarks: Annotated[
-        str, typer.Option(help="Comma-separated: pingpong,pairs,halo2d,allreduce.")
-    ] = "pingpong,pairs,halo2d,allreduce",
+        str,
+        typer.Option(
+            help="Comma-separated: pingpong, exchange (MPI_Sendrecv), pairs, halo2d, allreduce."
+        ),
+    ] = "pingpong,exchange,pairs,halo2d,allreduce",
     max_bytes: Annotated[str, typer.Option(help="Largest ping-pong message.")] = "4MiB",
     sizes: Annotated[
         str | None, typer.Option(help="Explicit ping-pong sizes, e.g. 8,1024.")
@@ -162,7 +165,7 @@ def fit(
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Fit the postal, max-rate and allreduce models from a comm run and store them.
+    """Fit the postal (ping-pong and Sendrecv), max-rate and allreduce models of a comm run.
 
     Example: benchdb comm fit --json
     """
@@ -196,27 +199,31 @@ def fit(
     )
 
 
-def _params_rows(params: CommParams, accuracy: dict[str, dict]) -> list[dict]:
+def _params_rows(params: CommParams, accuracy: dict[tuple[str, str], dict]) -> list[dict]:
+    """One row per placement and regime of the ping-pong (postal) and Sendrecv fits."""
     rows = []
-    for placement, model in params.postal.items():
-        acc = accuracy.get(placement, {}).get("regimes", {})
-        for reg in model.regimes:
-            mr = params.maxrate_regime(placement, reg.min_bytes)
-            rows.append(
-                {
-                    "placement": placement,
-                    "regime": reg.name,
-                    "min_bytes": reg.min_bytes,
-                    "max_bytes": reg.max_bytes,
-                    "alpha_s": reg.alpha,
-                    "beta_s_per_byte": reg.beta,
-                    "bandwidth_Bps": 1 / reg.beta if reg.beta > 0 else None,
-                    "maxrate": mr.to_dict() if mr else None,
-                    "points": acc.get(reg.name, {}).get("points"),
-                    "median_rel_error": acc.get(reg.name, {}).get("median_rel_error"),
-                    "max_rel_error": acc.get(reg.name, {}).get("max_rel_error"),
-                }
-            )
+    fits = [("postal", params.postal), ("exchange", params.exchange)]
+    for kind, models in fits:
+        for placement, model in models.items():
+            acc = accuracy.get((f"comm.{kind}", placement), {}).get("regimes", {})
+            for reg in model.regimes:
+                mr = params.maxrate_regime(placement, reg.min_bytes) if kind == "postal" else None
+                rows.append(
+                    {
+                        "model": kind,
+                        "placement": placement,
+                        "regime": reg.name,
+                        "min_bytes": reg.min_bytes,
+                        "max_bytes": reg.max_bytes,
+                        "alpha_s": reg.alpha,
+                        "beta_s_per_byte": reg.beta,
+                        "bandwidth_Bps": 1 / reg.beta if reg.beta > 0 else None,
+                        "maxrate": mr.to_dict() if mr else None,
+                        "points": acc.get(reg.name, {}).get("points"),
+                        "median_rel_error": acc.get(reg.name, {}).get("median_rel_error"),
+                        "max_rel_error": acc.get(reg.name, {}).get("max_rel_error"),
+                    }
+                )
     return rows
 
 
@@ -269,6 +276,7 @@ def show(
     emit(
         rows,
         [
+            ("model", "model", None),
             ("placement", "placement", None),
             ("regime", "regime", None),
             ("min_bytes", "from", fmt_bytes),
@@ -280,7 +288,8 @@ def show(
             ("max_rel_error", "max |err|", _pct),
         ],
         as_json=False,
-        title=f"{params.name}: piecewise postal model ({params.source})",
+        title=f"{params.name}: piecewise postal models, ping-pong and Sendrecv "
+        f"({params.source})",
     )
     if halo_rows:
         emit(
@@ -300,7 +309,8 @@ def show(
         err_console.print(f"plot written to {plot}")
 
 
-def _accuracy(database, machine: str | None) -> dict[str, dict]:  # type: ignore[no-untyped-def]
+def _accuracy(database, machine: str | None) -> dict[tuple[str, str], dict]:  # type: ignore[no-untyped-def]
+    """Fit accuracy of the newest postal and exchange models, by (kind, placement)."""
     from sqlalchemy import select
 
     from ..db.models import Model
@@ -310,10 +320,10 @@ def _accuracy(database, machine: str | None) -> dict[str, dict]:  # type: ignore
         m = resolve_machine(s, machine)
         rows = s.scalars(
             select(Model)
-            .where(Model.machine_id == m.id, Model.kind == "comm.postal")
+            .where(Model.machine_id == m.id, Model.kind.in_(("comm.postal", "comm.exchange")))
             .order_by(Model.id)
         ).all()
-        return {r.subject: r.accuracy for r in rows}
+        return {(r.kind, r.subject): r.accuracy for r in rows}
 
 
 @app.command()

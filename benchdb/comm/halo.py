@@ -12,9 +12,12 @@ Per phase and per rank, each message is intra- or inter-node under the
 rank-to-node mapping.  Intra-node messages each pay the latency ``α``
 (shared-memory MPI spends CPU time per message in both processes, so a
 process's messages do not overlap); inter-node ones pay it once per phase,
-as eq. 10 does.  ``C`` defaults to the number of that rank's messages
-in the class (they leave one process one after the other) unless the machine
-gives a contention table (paper 001 Table 1) or the caller passes one.
+as eq. 10 does.  Where the machine's ``MPI_Sendrecv`` was measured
+(``comm.exchange``), an intra-node message costs one such round -- a halo's
+ranks send and receive at once, which a one-way ping-pong does not see.
+``C`` defaults to the number of that rank's messages in the class (they
+leave one process one after the other) unless the machine gives a contention
+table (paper 001 Table 1) or the caller passes one.
 Inter-node messages use the max-rate model (paper 002 eq. 2-3) with ``k``
 from the K-model (eq. 4) over that phase's messages, when the parameters
 have max-rate values; otherwise the postal model.  A phase costs what its
@@ -77,6 +80,7 @@ def _message_time(
     """(seconds, placement, contention used, model) for ``count`` messages of one rank."""
     placement = params.placement_for(inter)
     postal = params.postal[placement].regime(nbytes)
+    exchange = None if inter else params.exchange.get(placement)
     contention = float(count) if c is None else c
     maxrate = params.maxrate_regime(placement, nbytes) if inter else None
     if maxrate is not None and k > 0:
@@ -90,6 +94,10 @@ def _message_time(
     # through shared memory, matching, LogP's overhead o), which one process
     # cannot overlap for its successive messages: each message pays it.  Across
     # a network alpha is mostly wire latency, which overlaps: paid once (eq. 10).
+    if exchange is not None:  # measured send-and-receive: each message is one such round
+        r = exchange.regime(nbytes)
+        return (count * r.alpha + contention * nbytes * r.beta, placement, contention,
+                f"exchange ({r.name}), {count} x alpha")  # fmt: skip
     latency = postal.alpha * (1 if inter else count)
     return (
         latency + contention * nbytes * postal.beta,

@@ -48,6 +48,9 @@ class CommParams:
     name: str
     source: str
     postal: dict[str, PiecewisePostal]
+    # Per placement, the piecewise fit of one MPI_Sendrecv (send and receive at
+    # once): measured only, machine files give ping-pong tables.
+    exchange: dict[str, PiecewisePostal] = field(default_factory=dict)
     maxrate: dict[str, tuple[MaxRateRegime, ...]] = field(default_factory=dict)
     allreduce: AllreduceModel | None = None
     contention: dict[int, tuple[float, float]] = field(default_factory=dict)

@@ -6,6 +6,8 @@ fitted model:
 
 * ``comm.postal``, subject = placement: the piecewise postal fit of the
   ping-pong medians (:mod:`.postal`), accuracy = fit error per regime;
+* ``comm.exchange``, subject = placement: the same piecewise fit of the
+  ``MPI_Sendrecv`` benchmark (both directions at once: a halo's unit);
 * ``comm.maxrate``, subject = placement: per postal regime, the max-rate fit
   of the multi-pair ping-pong with k = 1 from the ping-pong (:mod:`.maxrate`),
   or its postal fallback and why;
@@ -98,6 +100,12 @@ def fit_frame(frame: pd.DataFrame) -> list[FittedModel]:
             FittedModel("comm.postal", str(placement), fit.model.to_dict(), fit.accuracy(),
                         _input_hash(g))
         )  # fmt: skip
+    for placement, g in frame[frame.benchmark == "exchange"].groupby("placement"):
+        fit = fit_piecewise(g.message_bytes.tolist(), g.t_median.tolist())
+        out.append(
+            FittedModel("comm.exchange", str(placement), fit.model.to_dict(), fit.accuracy(),
+                        _input_hash(g))
+        )  # fmt: skip
     pairs = frame[frame.benchmark == "pairs"]
     for placement, model in postal_by_placement.items():
         single = pp[pp.placement == placement].assign(pairs=1)
@@ -182,6 +190,11 @@ def load_params(db: Database, machine: str | None = None) -> CommParams:
             f"machine {name} has no fitted communication models; run `benchdb comm collect` "
             "and `benchdb comm fit`, or predict with --machine-file"
         )
+    exchange = {
+        subj: PiecewisePostal.from_dict(r.params)
+        for (kind, subj), r in newest.items()
+        if kind == "comm.exchange"
+    }
     maxrate = {
         subj: tuple(MaxRateRegime(**x) for x in r.params["regimes"])
         for (kind, subj), r in newest.items()
@@ -195,6 +208,7 @@ def load_params(db: Database, machine: str | None = None) -> CommParams:
         name=name,
         source="fitted: " + ", ".join(sorted({f"model {r.id}" for r in newest.values()})),
         postal=postal,
+        exchange=exchange,
         maxrate=maxrate,
         allreduce=allreduce,
     )

@@ -79,6 +79,8 @@ def _points(
     for name in plan:
         if name == "pingpong":
             yield from pointtopoint.pingpong(comm, infos, sizes, **common)
+        elif name == "exchange":
+            yield from pointtopoint.exchange(comm, infos, sizes, **common)
         elif name == "pairs":
             yield from pointtopoint.concurrent_pairs(comm, infos, sizes, **common)
         elif name == "halo2d":
@@ -102,6 +104,7 @@ def _expected_points(args: argparse.Namespace, comm: MPI.Comm, plan: list[str], 
     nsizes = len(args.sizes or message_sizes(args.max_bytes))
     per = {
         "pingpong": len(partners(infos)) * nsizes,
+        "exchange": len(partners(infos)) * nsizes,
         "pairs": (comm.size // 2) * nsizes,
         "halo2d": len(args.halo_local) * len(args.halo_width) * len(args.halo_fields),
         "allreduce": len(rank_counts(comm.size)) * len(args.allreduce_bytes),

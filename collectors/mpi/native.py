@@ -109,6 +109,15 @@ def pingpong(buf, nbytes, peer, reps, first, comm, byte):  # type: ignore[no-unt
 
 
 @njit
+def exchange(sbuf, rbuf, nbytes, peer, reps, comm, byte):  # type: ignore[no-untyped-def]
+    """``reps`` send-and-receive rounds with ``peer`` (``MPI_Sendrecv``); error code."""
+    err = 0
+    for _ in range(reps):
+        err |= sendrecv(sbuf.ctypes.data, rbuf.ctypes.data, nbytes, byte, peer, peer, 5, comm)
+    return err
+
+
+@njit
 def _pack(a, sbuf, x0, x1, y0, y1):  # type: ignore[no-untyped-def]
     i = 0
     for f in range(a.shape[0]):

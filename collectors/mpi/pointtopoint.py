@@ -82,6 +82,47 @@ def pingpong(
             )
 
 
+def exchange(
+    comm: MPI.Comm, infos: list[RankInfo], sizes: list[int], samples: int, min_time: float
+) -> Iterator[CommPoint]:
+    """Rank 0 and one partner per placement class send *and* receive ``n`` bytes at once.
+
+    The unit of a halo exchange: every rank of a halo sends to its neighbours
+    while receiving from them.  A sample is the slower rank's time per
+    ``MPI_Sendrecv`` (no halving: both directions are in flight together).
+    """
+    sbuf, rbuf = page_buffer(max(sizes)), page_buffer(max(sizes))
+    c, byte, _, _ = native.handles(comm)
+    for placement, partner in partners(infos).items():
+        peer = {0: partner, partner: 0}.get(comm.rank)
+        for n in sizes:
+
+            def run(reps: int, n: int = n, peer: int | None = peer) -> float:
+                if peer is None:
+                    return 0.0
+                t0 = MPI.Wtime()
+                err = native.exchange(sbuf, rbuf, n, peer, reps, c, byte)
+                elapsed = MPI.Wtime() - t0
+                if err:
+                    raise RuntimeError(f"MPI error {err} in MPI_Sendrecv with rank {peer}")
+                return elapsed
+
+            timed = measure(comm, run, samples=samples, min_time=min_time)
+            yield CommPoint(
+                benchmark="exchange",
+                ranks=comm.size,
+                nodes=node_count(infos),
+                pairs=1,
+                placement=placement,
+                message_bytes=n,
+                params_key=f"ranks=0-{partner}",
+                params={"peer": [0, partner], "time": "one MPI_Sendrecv, slower rank",
+                        "driver": "numba+ctypes"},
+                repetitions=timed.repetitions,
+                samples=timed.samples,
+            )  # fmt: skip
+
+
 def concurrent_pairs(
     comm: MPI.Comm, infos: list[RankInfo], sizes: list[int], samples: int, min_time: float
 ) -> Iterator[CommPoint]:

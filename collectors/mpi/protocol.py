@@ -9,4 +9,4 @@ PROGRESS = "benchdb-progress"
 RESULT = "benchdb-result"
 ERROR = "benchdb-comm-error"
 
-BENCHMARKS = ("pingpong", "pairs", "halo2d", "allreduce")
+BENCHMARKS = ("pingpong", "exchange", "pairs", "halo2d", "allreduce")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from benchdb.comm import halo_message_bytes, load_machine_file, predict_halo2d
 from benchdb.comm.params import bundled_machines
+from benchdb.comm.postal import PiecewisePostal, PostalRegime
 from benchdb.errors import UserError
 
 
@@ -49,6 +51,18 @@ def test_two_ranks_on_one_node() -> None:
     assert x.contention == 2 and x.placement == "intra-socket"
     assert x.seconds == pytest.approx(2 * r.alpha + 2 * x.message_bytes * r.beta)
     assert y.seconds == 0 and y.model == "local copy"
+
+
+def test_a_measured_sendrecv_fit_prices_intra_node_halo_messages() -> None:
+    """With comm.exchange, each message of a rank costs one send-and-receive round."""
+    summit = load_machine_file("summit")
+    sendrecv = PiecewisePostal((PostalRegime("all", 0, None, 2.0e-6, 1.0e-10),))
+    params = dataclasses.replace(summit, exchange={"intra-socket": sendrecv})
+    x, y = predict_halo2d(params, (2, 1), (256, 256), fields=3, ranks_per_node=2).phases
+    assert x.seconds == pytest.approx(2 * 2.0e-6 + 2 * x.message_bytes * 1.0e-10)
+    assert x.model.startswith("exchange") and y.seconds == 0
+    shift = predict_halo2d(params, (2, 1), (256, 256), ranks_per_node=2, shift=True).phases[0]
+    assert shift.seconds == pytest.approx(2.0e-6 + shift.message_bytes * 1.0e-10)
 
 
 def test_inter_node_messages_use_max_rate_with_the_k_model() -> None:

@@ -47,17 +47,17 @@ def test_collect_fit_and_check_the_halo(mpiexec: str, sqlite_url: str) -> None:
     progress: list[dict] = []
     cmd = launcher.command(
         mpiexec, 2,
-        ["--db", db.url, "--progress", *QUICK, "--benchmarks", "pingpong,halo2d,allreduce",
+        ["--db", db.url, "--progress", *QUICK, "--benchmarks", "pingpong,exchange,halo2d,allreduce",
          "--sizes", "8,64,512,4096,8192,32768,262144", "--halo-local", "32",
          "--halo-fields", "2", "--allreduce-bytes", "8"],
     )  # fmt: skip
     result = launcher.run_job(cmd, on_progress=progress.append, timeout=120)
-    assert progress[-1]["done"] == progress[-1]["total"] == 7 + 1 + 1
+    assert progress[-1]["done"] == progress[-1]["total"] == 7 + 7 + 1 + 1
     with db.session() as s:
         run = s.scalars(select(Run)).one()
         assert (run.kind, run.status, run.id) == ("comm", "complete", result.summary["run_id"])
         rows = s.scalars(select(CommMeasurement)).all()
-    assert sorted({r.benchmark for r in rows}) == ["allreduce", "halo2d", "pingpong"]
+    assert sorted({r.benchmark for r in rows}) == ["allreduce", "exchange", "halo2d", "pingpong"]
     assert all(len(r.samples) == 3 and r.t_min > 0 for r in rows)
     pp = sorted((r for r in rows if r.benchmark == "pingpong"), key=lambda r: r.message_bytes)
     assert {r.placement for r in pp} == {"intra-socket"} or {r.placement for r in pp} == {
@@ -67,6 +67,7 @@ def test_collect_fit_and_check_the_halo(mpiexec: str, sqlite_url: str) -> None:
     assert pp[-1].t_median > 2 * pp[0].t_median
     fit_models(db)
     params = load_params(db)
+    assert set(params.exchange) == set(params.postal)  # the Sendrecv fit, per placement
     (check,) = halo_validation(comm_frame(db, run.id), params)
     assert check["predicted_s"] > 0 and check["measured_mpi_s"] > 0
     assert check["measured_total_s"] >= check["measured_mpi_s"]

@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # Every figure the issues ask for, measured in one sequential run on a quiet machine.
 #
-#   bash benchmarks/figures.sh [OUTDIR]      (default: ./figures-out; about 12 minutes here)
+#   bash benchmarks/figures.sh [OUTDIR]      (default: ./figures-out; about 25 minutes here)
 #
 # Each step's output goes to OUTDIR/<step>.log, and OUTDIR/steps.log records the load
 # average at its start and its wall time: figures taken under load are not comparable
 # (on 2 cores a second busy process halves a rank's CPU), so check steps.log first.
 set -u
 cd "$(dirname "$0")/.."
-OUT=${1:-figures-out}
-mkdir -p "$OUT"; rm -f "$OUT"/*.sqlite*
+mkdir -p "${1:-figures-out}"
+OUT=$(cd "${1:-figures-out}" && pwd)  # absolute: the database URLs below need it
+rm -f "$OUT"/*.sqlite*
 B=.venv/bin/benchdb; P=.venv/bin/python
-DB=sqlite:///$PWD/$OUT/main.sqlite
-APPDB=sqlite:///$PWD/$OUT/app.sqlite
+DB=sqlite:///$OUT/main.sqlite
+APPDB=sqlite:///$OUT/app.sqlite
 step() {
   local name=$1; shift
   echo "== $name $(date +%T) load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/steps.log"
@@ -24,8 +25,8 @@ step() {
 step triad $P benchmarks/triad_bench.py
 step breakdown $P benchmarks/shallow_breakdown.py
 # issue 4: collection wall times and the cache staircase
-step quick $B collect --quick --db "sqlite:///$PWD/$OUT/quick.sqlite"
-step quick_show $B measurements show --kernel shallow.cu --db "sqlite:///$PWD/$OUT/quick.sqlite"
+step quick $B collect --quick --db "sqlite:///$OUT/quick.sqlite"
+step quick_show $B measurements show --kernel shallow.cu --db "sqlite:///$OUT/quick.sqlite"
 step default $B collect --db "$DB" --quiet
 # issue 5: independent sizes (square and rectangular), validation, speed
 SHAPES2=23x23,45x45,71x71,97x97,150x150,230x230,310x310,420x420,530x530,700x700,900x900
@@ -40,7 +41,7 @@ step valid3d $B collect --db "$DB" --kernels stencil3d7 --sizes "$SHAPES3" --tag
 step validate $B validate --db "$DB" --json
 step predict_speed $P benchmarks/predict_speed.py --db "$DB" --kernel shallow.cu
 # issue 8: false positives over repeated comparisons of unchanged code
-step fpr $P benchmarks/false_positive_rate.py --runs 11 --db "sqlite:///$PWD/$OUT/fpr.sqlite"
+step fpr $P benchmarks/false_positive_rate.py --runs 11 --db "sqlite:///$OUT/fpr.sqlite"
 # issue 6: MPI against plain C, postal fit, halo model
 step pingpong $P benchmarks/c_pingpong.py --rounds 4
 # issue 7: whole-run prediction against real MPI runs

@@ -167,6 +167,14 @@ def select_rows(
             f"(id {machine.machine_id}) in the selected runs; run `benchdb collect --kernels "
             f"{benchmark_of(kernel)}` first"
         )
+    if context is not None:  # the newest environment *that timed this context*
+        in_context = [r for r in mine if r["context"] == context]
+        if not in_context:
+            raise UserError(
+                f"{kernel} was not timed in context {context!r}; "
+                f"measured: {', '.join(sorted({r['context'] for r in mine}))}"
+            )
+        mine = in_context
     if environment_id is None:
         environment_id = newest_environment(mine)
     envs = sorted({int(r["environment_id"]) for r in mine})
@@ -176,14 +184,9 @@ def select_rows(
             f"environment {environment_id} has no measurements of {kernel}; "
             f"environments with data: {', '.join(map(str, envs))}"
         )
-    contexts = {r["context"] for r in mine}
     if context is None:
+        contexts = {r["context"] for r in mine}
         context = next((c for c in CONTEXT_PREFERENCE if c in contexts), sorted(contexts)[0])
-    elif context not in contexts:
-        raise UserError(
-            f"{kernel} was not timed in context {context!r}; "
-            f"measured: {', '.join(sorted(contexts))}"
-        )
     mine = [r for r in mine if r["context"] == context]
     measured_threads = sorted({int(r["threads"]) for r in mine})
     if threads not in measured_threads:

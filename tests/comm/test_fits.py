@@ -36,6 +36,18 @@ def test_one_straight_line_stays_one_regime() -> None:
     assert fit.model.regimes[0].alpha == pytest.approx(2e-6, rel=1e-6)
 
 
+def test_one_point_at_a_protocol_switch_does_not_tilt_its_regime() -> None:
+    """MPICH's last eager size (8184 B here) costs as much as a rendezvous message."""
+    eager = [2**i for i in range(0, 13)] + [6144]
+    rendezvous = [8192, 12288, 16384, 32768, 65536, 131072, 1 << 20]
+    t = [0.8e-6 + x / 25e9 for x in eager] + [2.3e-6] + [2.6e-6 + x / 14e9 for x in rendezvous]
+    fit = fit_piecewise([*eager, 8184, *rendezvous], t)
+    first = fit.model.regimes[0]
+    assert first.alpha == pytest.approx(0.8e-6, rel=0.02)
+    assert 1 / first.beta == pytest.approx(25e9, rel=0.1)
+    assert fit.accuracy()["median_rel_error"] < 0.005
+
+
 def test_piecewise_fit_rejects_unusable_data() -> None:
     with pytest.raises(ValueError):
         fit_piecewise([8], [1e-6])

@@ -23,7 +23,10 @@ from __future__ import annotations
 from numba import njit
 
 from ...kernels.clock import tick
+from ...kernels.shallow_model import halo
 from ..mpi.native import sendrecv
+
+_halo = njit(halo)  # the serial model's (halo index, source index) rule, compiled
 
 
 @njit
@@ -35,8 +38,7 @@ def _partners(offset, lower, upper):  # type: ignore[no-untyped-def]
 @njit
 def _shift_rows(a, offset, lower, upper, me, send, recv, comm, dtype):  # type: ignore[no-untyped-def]
     """Fill the halo row (axis 0) of ``a``; MPI error code."""
-    last = a.shape[0] - 1
-    hi, si = (0, last) if offset == 1 else (last, 0)
+    hi, si = _halo(offset, a.shape[0] - 1)
     n = a.shape[1]
     if lower == me:
         for j in range(n):
@@ -54,8 +56,7 @@ def _shift_rows(a, offset, lower, upper, me, send, recv, comm, dtype):  # type: 
 @njit
 def _shift_columns(a, offset, lower, upper, me, comm, dtype):  # type: ignore[no-untyped-def]
     """Fill the halo column (axis 1) of ``a``, halo row included; MPI error code."""
-    last = a.shape[1] - 1
-    hj, sj = (0, last) if offset == 1 else (last, 0)
+    hj, sj = _halo(offset, a.shape[1] - 1)
     m = a.shape[0]
     if lower == me:
         for i in range(m):

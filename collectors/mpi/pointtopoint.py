@@ -55,31 +55,65 @@ def _pairs_runner(
     return run
 
 
-def pingpong(
-    comm: MPI.Comm, infos: list[RankInfo], sizes: list[int], samples: int, min_time: float
+def _per_partner(
+    comm: MPI.Comm,
+    infos: list[RankInfo],
+    sizes: list[int],
+    runner: Callable[[int, int], Callable[[int], float]],
+    *,
+    benchmark: str,
+    divisor: float,
+    what: str,
+    samples: int,
+    min_time: float,
 ) -> Iterator[CommPoint]:
-    buf = page_buffer(max(sizes))
+    """Rank 0 with one partner per placement class, every size: ``runner(n, partner)``."""
     for placement, partner in partners(infos).items():
         for n in sizes:
             timed = measure(
-                comm,
-                _pairs_runner(comm, buf, n, [(0, partner)]),
-                samples=samples,
-                min_time=min_time,
-                divisor=2.0,
+                comm, runner(n, partner), samples=samples, min_time=min_time, divisor=divisor
             )
             yield CommPoint(
-                benchmark="pingpong",
+                benchmark=benchmark,
                 ranks=comm.size,
                 nodes=node_count(infos),
                 pairs=1,
                 placement=placement,
                 message_bytes=n,
                 params_key=f"ranks=0-{partner}",
-                params={"peer": [0, partner], "time": "one-way", "driver": "numba+ctypes"},
+                params={"peer": [0, partner], "time": what, "driver": "numba+ctypes"},
                 repetitions=timed.repetitions,
                 samples=timed.samples,
             )
+
+
+def pingpong(
+    comm: MPI.Comm, infos: list[RankInfo], sizes: list[int], samples: int, min_time: float
+) -> Iterator[CommPoint]:
+    buf = page_buffer(max(sizes))
+    yield from _per_partner(
+        comm, infos, sizes, lambda n, partner: _pairs_runner(comm, buf, n, [(0, partner)]),
+        benchmark="pingpong", divisor=2.0, what="one-way", samples=samples, min_time=min_time,
+    )  # fmt: skip
+
+
+def _exchange_runner(
+    comm: MPI.Comm, sbuf: np.ndarray, rbuf: np.ndarray, nbytes: int, partner: int
+) -> Callable[[int], float]:
+    c, byte, _, _ = native.handles(comm)
+    peer = {0: partner, partner: 0}.get(comm.rank)
+
+    def run(reps: int) -> float:
+        if peer is None:
+            return 0.0
+        t0 = MPI.Wtime()
+        err = native.exchange(sbuf, rbuf, nbytes, peer, reps, c, byte)
+        elapsed = MPI.Wtime() - t0
+        if err:
+            raise RuntimeError(f"MPI error {err} in MPI_Sendrecv with rank {peer}")
+        return elapsed
+
+    return run
 
 
 def exchange(
@@ -92,35 +126,11 @@ def exchange(
     ``MPI_Sendrecv`` (no halving: both directions are in flight together).
     """
     sbuf, rbuf = page_buffer(max(sizes)), page_buffer(max(sizes))
-    c, byte, _, _ = native.handles(comm)
-    for placement, partner in partners(infos).items():
-        peer = {0: partner, partner: 0}.get(comm.rank)
-        for n in sizes:
-
-            def run(reps: int, n: int = n, peer: int | None = peer) -> float:
-                if peer is None:
-                    return 0.0
-                t0 = MPI.Wtime()
-                err = native.exchange(sbuf, rbuf, n, peer, reps, c, byte)
-                elapsed = MPI.Wtime() - t0
-                if err:
-                    raise RuntimeError(f"MPI error {err} in MPI_Sendrecv with rank {peer}")
-                return elapsed
-
-            timed = measure(comm, run, samples=samples, min_time=min_time)
-            yield CommPoint(
-                benchmark="exchange",
-                ranks=comm.size,
-                nodes=node_count(infos),
-                pairs=1,
-                placement=placement,
-                message_bytes=n,
-                params_key=f"ranks=0-{partner}",
-                params={"peer": [0, partner], "time": "one MPI_Sendrecv, slower rank",
-                        "driver": "numba+ctypes"},
-                repetitions=timed.repetitions,
-                samples=timed.samples,
-            )  # fmt: skip
+    yield from _per_partner(
+        comm, infos, sizes, lambda n, partner: _exchange_runner(comm, sbuf, rbuf, n, partner),
+        benchmark="exchange", divisor=1.0, what="one MPI_Sendrecv, slower rank",
+        samples=samples, min_time=min_time,
+    )  # fmt: skip
 
 
 def concurrent_pairs(

@@ -10,6 +10,8 @@ writers queue on the lock instead of failing on a read-to-write upgrade.
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -69,13 +71,32 @@ def _prepare_sqlite_file(path: Path) -> None:
         )
 
 
+def _set_wal(cur: sqlite3.Cursor) -> None:
+    """``PRAGMA journal_mode = WAL``, retried while another process converts the file.
+
+    Switching a new file to WAL takes an exclusive lock, and SQLite answers
+    "database is locked" at once instead of calling the busy handler when
+    another connection is doing the same (two collectors opening one new
+    database); the mode persists in the file, so a retry finds it done.
+    """
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+    while True:
+        try:
+            cur.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 def _configure_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
         dbapi_conn.isolation_level = None  # we emit BEGIN ourselves, below
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
-        cur.execute("PRAGMA journal_mode = WAL")
+        _set_wal(cur)
         cur.execute("PRAGMA synchronous = NORMAL")
         cur.execute("PRAGMA foreign_keys = ON")
         cur.close()

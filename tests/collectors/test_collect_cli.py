@@ -126,7 +126,7 @@ def test_sigterm_interrupts_and_resume_option_continues(sqlite_url: str) -> None
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     [run] = runs(sqlite_url)
-    assert run["status"] == "interrupted" and len(run["points"]) < 8
+    assert run["status"] == "interrupted" and sum(run["passes"]) < 2 * 8  # not every pass
 
     done = invoke("collect", "--resume", str(run["id"]), "--quiet", "--db", sqlite_url)
     assert done.exit_code == 0, done.output

@@ -195,6 +195,7 @@ def build_plan(
     if sample_time is not None and not 0 < sample_time <= 60:
         raise UserError(f"--sample-time {sample_time} must be in (0, 60] seconds, e.g. 0.02")
     benches = select_benchmarks(kernels)
+    aspect_every = 0  # calibration rectangles only in the automatic sweeps
     if footprints_spec:
         targets = [sizes.parse_footprint(t) for t in sizes.parse_list(footprints_spec)]
         if not targets:
@@ -208,6 +209,7 @@ def build_plan(
     else:
         density = sizes.QUICK_DENSITY if quick else sizes.DEFAULT_DENSITY
         targets = sizes.footprint_targets(machine, density, machine.memory_bytes)
+        aspect_every = density.aspect_every
         mode = "quick" if quick else "default"
     points: list[Point] = []
     for bench in benches:
@@ -215,7 +217,7 @@ def build_plan(
             if sizes_spec:
                 shapes = sizes.explicit_shapes(bench, specs)
             else:
-                shapes = sizes.shapes_for_footprints(bench, targets, precision)
+                shapes = sizes.shapes_for_footprints(bench, targets, precision, aspect_every)
             for t in threads:
                 points.extend(
                     Point(bench.name, s, precision, t, bench.footprint_bytes(s, precision))

@@ -37,6 +37,12 @@ KERNCRAFT_DEEP_MULTIPLE = 15  # Kerncraft's "well in memory" point
 FIXED_EXTENTS: dict[str, dict[int, int]] = {"tridiag": {1: 100}}
 # Automatic sizes never ask for more than this share of the available memory.
 AUTO_MEMORY_SHARE = 0.5
+# The calibration rectangles' rows are this many times longer / shorter than the
+# square's: measured here, a 50x50 shallow block's loops ran 3-13 % slower as
+# 25x100 (shorter rows) and a 1100x1100 one's up to 14 % faster as 550x2200 (the
+# previous rows stay in L1, Kerncraft's layer condition); the validation
+# rectangles and the distributed model's local blocks have aspects within 4:1.
+ASPECT_FACTOR = 2
 
 
 @dataclass(frozen=True)
@@ -46,13 +52,18 @@ class SweepDensity:
     ``per_octave`` geometric points per doubling of footprint, up to
     ``end_multiple`` x the last-level cache; ``cache_factors`` extra points at
     these multiples of every data cache's capacity; ``deep_multiple`` an extra
-    point at this multiple of the last level (or None).
+    point at this multiple of the last level (or None).  ``aspect_every``: at
+    every k-th footprint (0: none) a multi-dimensional benchmark is also
+    measured in two rectangles of the same footprint, with rows
+    :data:`ASPECT_FACTOR` times longer and shorter than the square's, from
+    which the predictor learns how row length changes the rate.
     """
 
     per_octave: float
     end_multiple: float
     cache_factors: tuple[float, ...]
     deep_multiple: float | None
+    aspect_every: int = 0
 
 
 # The full sweep: two points per doubling to 8x the LLC, Kerncraft's 0.66x and
@@ -62,6 +73,7 @@ DEFAULT_DENSITY = SweepDensity(
     end_multiple=8,
     cache_factors=(0.66, 1.0, 1.5),
     deep_multiple=KERNCRAFT_DEEP_MULTIPLE,
+    aspect_every=2,
 )
 # A first look: one point per factor of 8, half of each cache, DRAM at 4x the LLC.
 QUICK_DENSITY = SweepDensity(
@@ -161,13 +173,43 @@ def shape_for_footprint(bench: Benchmark, target: int, precision: str) -> Shape:
     return _scaled_shape(bench, best)
 
 
-def shapes_for_footprints(bench: Benchmark, targets: Iterable[int], precision: str) -> list[Shape]:
-    """Distinct shapes for ``targets``, in ascending footprint order."""
+def aspect_shapes(bench: Benchmark, square: Shape) -> list[Shape]:
+    """The two calibration rectangles of ``square``'s footprint (see :class:`SweepDensity`).
+
+    The contiguous axis is scaled by :data:`ASPECT_FACTOR` and by its inverse,
+    the first other axis the opposite way, so the footprint stays put; none
+    for a benchmark whose aspect means nothing or a shape too small to halve.
+    """
+    axis = bench.geometry.contiguous_axis
+    if axis is None or bench.name in FIXED_EXTENTS:
+        return []
+    axis %= bench.ndim
+    other = next(d for d in range(bench.ndim) if d != axis)
+    out = []
+    for longer, shorter in ((axis, other), (other, axis)):
+        shape = list(square)
+        shape[longer] *= ASPECT_FACTOR
+        shape[shorter] //= ASPECT_FACTOR
+        if _footprint(bench, tuple(shape), "float64") is not None:
+            out.append(tuple(shape))
+    return out
+
+
+def shapes_for_footprints(
+    bench: Benchmark, targets: Iterable[int], precision: str, aspect_every: int = 0
+) -> list[Shape]:
+    """Distinct shapes for ``targets``, in ascending footprint order, with the
+    calibration rectangles at every ``aspect_every``-th square (0: none)."""
     shapes: list[Shape] = []
+    squares = 0
     for t in sorted(targets):
         shape = shape_for_footprint(bench, t, precision)
-        if shape not in shapes:
-            shapes.append(shape)
+        if shape in shapes:
+            continue
+        shapes.append(shape)
+        if aspect_every and squares % aspect_every == aspect_every - 1:
+            shapes.extend(s for s in aspect_shapes(bench, shape) if s not in shapes)
+        squares += 1
     return shapes
 
 

@@ -53,6 +53,13 @@ class Geometry:
     ``min_extent`` is the smallest allowed value of every extent (3 for
     stencils, which need an interior point).  ``points`` counts the points
     each repetition updates; ``elements`` the elements of all arrays.
+    ``contiguous_axis`` is the axis the innermost loop runs along, contiguous
+    in memory (0 for the shallow model's Fortran-ordered fields, the last for
+    the C-ordered stencils); ``None`` where a block's aspect means nothing
+    (1-D vectors, the tridiagonal batch of fixed-depth columns).  Blocks of
+    one footprint but different row lengths run at different rates (loop
+    overhead per row, Kerncraft's layer conditions), which the predictor
+    measures and corrects for (:mod:`benchdb.predict.aspect`).
     """
 
     ndim: int
@@ -60,6 +67,7 @@ class Geometry:
     points: Callable[[Shape], int]
     elements: Callable[[Shape], int]
     extra_bytes: Callable[[Shape], int] = lambda shape: 0
+    contiguous_axis: int | None = None
 
     def validate(self, shape: Shape) -> Shape:
         """The shape as a tuple of ints; ``ValueError`` saying what is wrong otherwise."""
@@ -92,10 +100,17 @@ SHALLOW = Geometry(
     points=lambda s: s[0] * s[1],
     # paper 003 eq. (9): (M+1)(N+1) x 13 arrays
     elements=lambda s: 13 * (s[0] + 1) * (s[1] + 1),
+    contiguous_axis=0,
 )
-STENCIL2D = Geometry(ndim=2, min_extent=3, points=_interior, elements=arrays_of(2, prod))
-STENCIL3D = Geometry(ndim=3, min_extent=3, points=_interior, elements=arrays_of(2, prod))
-JACOBI = Geometry(ndim=2, min_extent=3, points=_interior, elements=arrays_of(3, prod))
+STENCIL2D = Geometry(
+    ndim=2, min_extent=3, points=_interior, elements=arrays_of(2, prod), contiguous_axis=1
+)
+STENCIL3D = Geometry(
+    ndim=3, min_extent=3, points=_interior, elements=arrays_of(2, prod), contiguous_axis=2
+)
+JACOBI = Geometry(
+    ndim=2, min_extent=3, points=_interior, elements=arrays_of(3, prod), contiguous_axis=1
+)
 TRIDIAG = Geometry(
     ndim=2,
     min_extent=1,

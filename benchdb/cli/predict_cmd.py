@@ -6,6 +6,7 @@ that a prediction answers in well under a second from a cold start.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -76,6 +77,8 @@ def _rows(cols: dict[str, Any], ndim: int) -> list[dict[str, Any]]:
         }
         row["shape"] = "x".join(str(int(cols[f"shape_{d}"][i])) for d in range(ndim))
         row["extrapolated"] = bool(row["extrapolated"])
+        row["aspect_extrapolated"] = bool(row["aspect_extrapolated"])
+        row["log_aspect"] = float(row["log_aspect"])
         out.append(row)
     return out
 
@@ -181,6 +184,9 @@ def predict(
         return
     unit = basis.unit
     d = lookup.describe()
+    for r in rows:
+        beyond = " (beyond measured)" if r["aspect_extrapolated"] else ""
+        r["rows"] = f"{math.exp(r['log_aspect']):.2f}{beyond}"
     emit(
         rows,
         [
@@ -192,6 +198,7 @@ def predict(
             ("lo_footprint_bytes", "measured from", fmt_bytes),
             ("hi_footprint_bytes", "to", fmt_bytes),
             ("extrapolated", "extrapolated", lambda v: "YES" if v else "no"),
+            ("rows", "rows / square's", None),
             ("point_flags", "flags", lambda v: v or ""),
         ],
         as_json=False,
@@ -209,6 +216,11 @@ def predict(
         lo, hi = d["measured_range_bytes"]
         notes.append(
             f"measured range {fmt_bytes(lo)} .. {fmt_bytes(hi)}: answers outside it extrapolate"
+        )
+    if any(r["aspect_extrapolated"] for r in rows):
+        notes.append(
+            "rows / square's: the block's row length against a square's of its footprint; "
+            "beyond the measured rectangles the row-length correction is held at its last value"
         )
     if any(r["point_flags"] for r in rows):
         notes.append("flags: noisy = high CV; spike/dip = point sticks out of its neighbours")

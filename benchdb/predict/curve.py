@@ -8,6 +8,12 @@ and whose spread is the relative interquartile range of *all* their samples
 pooled, so disagreement between runs widens the uncertainty instead of
 vanishing in an average.
 
+Rectangles (a block's rows much longer or shorter than a square's, see
+:mod:`.aspect`) do not join the curve: they are kept beside it, one entry per
+shape, and calibrate the row-length correction.  A kernel measured in
+rectangles only (fewer than two square footprints) keeps them all in the
+curve, as a footprint lookup would.
+
 Pathological points stay in the curve, flagged (paper 003 §V saw "pathological
 peaks and troughs" from cache thrashing): ``noisy`` comes from the collector
 (CV above threshold); ``spike``/``dip`` mark a point above (below) *both*
@@ -23,8 +29,36 @@ from typing import Any
 
 import numpy as np
 
+from ..kernels.geometry import Geometry
+from . import aspect
+
 PATHOLOGY_REL = 0.10
 """A point more than 10 % above/below both neighbours is a spike/dip (and 3x its spread)."""
+
+
+@dataclass(frozen=True)
+class Rectangles:
+    """Calibration rectangles beside a curve, one entry per shape (see :mod:`.aspect`)."""
+
+    footprint: np.ndarray
+    log_aspect: np.ndarray
+    rate: np.ndarray
+    shapes: tuple[str, ...]
+    measurement_ids: tuple[tuple[int, ...], ...]
+
+    def __len__(self) -> int:
+        return len(self.footprint)
+
+    def fingerprint_data(self) -> dict[str, Any]:
+        return {
+            "footprint": self.footprint.tolist(),
+            "log_aspect": self.log_aspect.tolist(),
+            "rate": self.rate.tolist(),
+            "measurements": [list(m) for m in self.measurement_ids],
+        }
+
+
+NO_RECTANGLES = Rectangles(np.zeros(0), np.zeros(0), np.zeros(0), (), ())
 
 
 @dataclass(frozen=True)
@@ -39,6 +73,7 @@ class Curve:
     flags: tuple[tuple[str, ...], ...]
     measurement_ids: tuple[tuple[int, ...], ...]
     run_ids: tuple[int, ...] = field(default=())
+    rectangles: Rectangles = NO_RECTANGLES
 
     def __len__(self) -> int:
         return len(self.footprint)
@@ -73,6 +108,7 @@ class Curve:
             "spread": self.spread.tolist(),
             "flags": [list(f) for f in self.flags],
             "measurements": [list(m) for m in self.measurement_ids],
+            "rectangles": self.rectangles.fingerprint_data(),
         }
 
     def points_table(self) -> list[dict[str, Any]]:
@@ -95,21 +131,59 @@ def _rel_iqr(values: np.ndarray) -> float:
     return float((q3 - q1) / med) if med > 0 else 0.0
 
 
-def build_curve(rows: Iterable[Mapping[str, Any]], work_per_point: float) -> Curve:
+def _median_rate(members: list[Mapping[str, Any]], work_per_point: float) -> float:
+    """The median of the members' own (median-time) rates."""
+    return float(
+        np.median([work_per_point * float(m["points"]) / m["t_median"] for m in members])
+    )
+
+
+def _split_rectangles(
+    rows: list[Mapping[str, Any]], geometry: Geometry | None
+) -> tuple[list[Mapping[str, Any]], list[tuple[float, Mapping[str, Any]]]]:
+    """(square rows, [(log aspect, row)] of the rectangles); all square where the
+    geometry has no contiguous axis or fewer than two square footprints remain."""
+    if geometry is None or geometry.contiguous_axis is None or not rows:
+        return rows, []
+    a = aspect.log_aspect(geometry, np.array([list(r["shape"]) for r in rows]))
+    square = [r for r, ai in zip(rows, a, strict=True) if abs(ai) <= aspect.SQUARE_TOL]
+    if len({int(r["footprint_bytes"]) for r in square}) < 2:
+        return rows, []
+    rects = [(float(ai), r) for r, ai in zip(rows, a, strict=True) if abs(ai) > aspect.SQUARE_TOL]
+    return square, rects
+
+
+def _rectangles(rects: list[tuple[float, Mapping[str, Any]]], work_per_point: float) -> Rectangles:
+    groups: dict[str, list[tuple[float, Mapping[str, Any]]]] = {}
+    for a, row in rects:
+        groups.setdefault(str(row["shape_key"]), []).append((a, row))
+    keys = sorted(groups, key=lambda k: (groups[k][0][1]["footprint_bytes"], k))
+    return Rectangles(
+        np.array([float(groups[k][0][1]["footprint_bytes"]) for k in keys]),
+        np.array([groups[k][0][0] for k in keys]),
+        np.array([_median_rate([r for _, r in groups[k]], work_per_point) for k in keys]),
+        tuple(keys),
+        tuple(tuple(int(r["measurement_id"]) for _, r in groups[k]) for k in keys),
+    )
+
+
+def build_curve(
+    rows: Iterable[Mapping[str, Any]], work_per_point: float, geometry: Geometry | None = None
+) -> Curve:
     """Combine measurement rows (``footprint_bytes, points, t_median, samples, flags,
-    shape_key, measurement_id, run_id``) into one curve point per footprint."""
+    shape, shape_key, measurement_id, run_id``) into one curve point per footprint,
+    with the rectangles of ``geometry`` (if given) set aside."""
+    square, rects = _split_rectangles(list(rows), geometry)
     groups: dict[int, list[Mapping[str, Any]]] = {}
-    for row in rows:
+    for row in square:
         groups.setdefault(int(row["footprint_bytes"]), []).append(row)
     fps = sorted(groups)
     rate, spread, nsamp, shapes, flags, mids = [], [], [], [], [], []
-    runs: set[int] = set()
+    runs: set[int] = {int(r["run_id"]) for _, r in rects}
     for fp in fps:
         members = groups[fp]
         work = [work_per_point * float(m["points"]) for m in members]
-        rate.append(
-            float(np.median([w / m["t_median"] for w, m in zip(work, members, strict=True)]))
-        )
+        rate.append(_median_rate(members, work_per_point))
         pooled = np.concatenate(
             [w / np.asarray(m["samples"], dtype=float) for w, m in zip(work, members, strict=True)]
         )
@@ -128,6 +202,7 @@ def build_curve(rows: Iterable[Mapping[str, Any]], work_per_point: float) -> Cur
         tuple(flags),
         tuple(mids),
         tuple(sorted(runs)),
+        _rectangles(rects, work_per_point),
     )
     return _flag_pathologies(curve)
 

@@ -13,6 +13,10 @@ log footprint) as for independent errors,
 (``fit_rms_rel``, non-zero for the ``logcurve`` regression) in quadrature.
 The interpolation error between measured sizes is *not* in it: that is what
 ``benchdb validate`` measures.
+
+A non-square block's rate is the square curve's times the row-length
+correction of :mod:`.aspect`, fitted with the method from the calibration
+rectangles; ``aspect_extrapolated`` says when its aspect lies beyond them.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
+from . import aspect
 from .basis import RateBasis, rate_basis
 from .curve import Curve, build_curve
 from .methods import get_method
@@ -44,6 +49,7 @@ class Lookup:
     reused: bool = False
 
     def rates(self, footprint: np.ndarray) -> np.ndarray:
+        """The square curve's fitted rates at ``footprint`` (bytes)."""
         return self.method.evaluate(self.params, np.log(footprint))
 
     def evaluate(self, shapes: np.ndarray, iterations: Any = 1) -> dict[str, Any]:
@@ -53,7 +59,8 @@ class Lookup:
             raise UserError("iterations must be a positive number")
         points, footprint = self.basis.points_and_footprint(shapes)
         u = np.log(footprint)
-        rate = self.method.evaluate(self.params, u)
+        log_aspect = aspect.log_aspect(self.basis.geometry, shapes)
+        rate, aspect_beyond = method_rates(self.method, self.params, u, log_aspect)
         time = self.basis.work_per_point * points * iters / rate
         known = self.curve.log_x
         n = len(known)
@@ -81,6 +88,8 @@ class Lookup:
             "time_s": time,
             "uncertainty_rel": unc,
             "extrapolated": extrap,
+            "log_aspect": log_aspect,
+            "aspect_extrapolated": aspect_beyond,
             "lo_footprint_bytes": self.curve.footprint[lo],
             "hi_footprint_bytes": self.curve.footprint[hi],
             "point_flags": flags,
@@ -110,7 +119,35 @@ class Lookup:
             ],
             "points": self.curve.points_table(),
             "params": {k: v for k, v in self.params.items() if k not in ("breaks", "coefs")},
+            "rectangles": [
+                {"shape": s, "footprint_bytes": float(f), "log_aspect": float(a), "rate": float(r)}
+                for s, f, a, r in zip(
+                    self.curve.rectangles.shapes,
+                    self.curve.rectangles.footprint,
+                    self.curve.rectangles.log_aspect,
+                    self.curve.rectangles.rate,
+                    strict=True,
+                )
+            ],
         }
+
+
+def fit_method(module: ModuleType, curve: Curve) -> dict[str, Any]:
+    """``module``'s fit of the square curve, with the row-length correction under
+    ``"aspect"`` fitted to the curve's rectangles against that fit."""
+    params = module.fit(curve.log_x, curve.rate)
+    rect = curve.rectangles
+    u = np.log(rect.footprint)
+    log_ratio = np.log(rect.rate / module.evaluate(params, u)) if len(rect) else u
+    return {**params, "aspect": aspect.fit(u, rect.log_aspect, log_ratio)}
+
+
+def method_rates(
+    module: ModuleType, params: dict[str, Any], log_footprint: np.ndarray, log_aspect: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rates at (log footprint, log aspect) and whether the aspect was extrapolated."""
+    factor, beyond = aspect.evaluate(params["aspect"], log_footprint, log_aspect)
+    return module.evaluate(params, log_footprint) * factor, beyond
 
 
 def _interval_flags(curve: Curve) -> np.ndarray:
@@ -133,7 +170,7 @@ def fit_lookup(
     """Build the curve of ``selection`` and fit ``method`` (reusing a stored fit)."""
     module = get_method(method)
     basis = rate_basis(selection.kernel, selection.precision)
-    curve = build_curve(selection.rows, basis.work_per_point)
+    curve = build_curve(selection.rows, basis.work_per_point, basis.geometry)
     if len(curve) < module.MIN_POINTS:
         raise UserError(
             f"method {module.NAME} needs at least {module.MIN_POINTS} measured footprints; "
@@ -142,7 +179,7 @@ def fit_lookup(
         )
 
     def fit() -> dict[str, Any]:
-        return module.fit(curve.log_x, curve.rate)
+        return fit_method(module, curve)
 
     if not store:
         return Lookup(selection, basis, curve, module, fit())

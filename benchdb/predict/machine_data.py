@@ -95,6 +95,6 @@ def machine_data(
         if sel.rows:
             basis = rate_basis(kernel, precision)
             curves[kernel] = KernelCurve(
-                basis, build_curve(sel.rows, basis.work_per_point), sel.context
+                basis, build_curve(sel.rows, basis.work_per_point, basis.geometry), sel.context
             )
     return MachineData(machine, threads, precision, env, curves)

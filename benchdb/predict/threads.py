@@ -65,7 +65,7 @@ def thread_scaling(
             f"{kernel} was measured with 1 thread only; collect more thread counts, e.g. "
             f"`benchdb collect --kernels {kernel} --threads 1,2`"
         )
-    ref = build_curve(base.rows, basis.work_per_point)
+    ref = build_curve(base.rows, basis.work_per_point, basis.geometry)
     names = [n for n, _ in mc.level_capacities()]
     per: dict[int, dict[int, list[float]]] = {}
     for t in base.other_threads:
@@ -78,7 +78,7 @@ def thread_scaling(
             environment_id=base.environment_id,
             context=base.context,
         )
-        cur = build_curve(sel.rows, basis.work_per_point)
+        cur = build_curve(sel.rows, basis.work_per_point, basis.geometry)
         common, i_ref, i_cur = np.intersect1d(ref.footprint, cur.footprint, return_indices=True)
         speed = cur.rate[i_cur] / ref.rate[i_ref]
         for lvl, s in zip(mc.level_of(common), speed, strict=True):

@@ -8,13 +8,14 @@ Errors are in predicted *time*: ``100 x (T_pred / T_meas - 1) = 100 x (P_meas / 
   test extrapolation, which every answer flags anyway).  The baselines are
   fitted per machine, not per curve, so their column is their in-sample error
   at the same points.
-* **Independent sweep**: the methods and baselines are fitted on the *fit
-  runs* and checked against every measurement of the *check runs* whose
-  footprint was not fitted and lies inside the fitted range (points outside
-  it test extrapolation; they are counted, kept in ``check_points`` and left
-  out of the statistics).  Which runs: ``fit_runs``/``check_runs`` if given;
-  else the runs tagged ``validation`` are checked against all others; else the
-  most recent run is checked against all earlier ones.
+* **Independent sweep**: the methods (with their row-length correction,
+  :mod:`.aspect`) and baselines are fitted on the *fit runs* and checked
+  against every measurement of the *check runs* whose shape was not fitted
+  and lies inside the fitted range (points outside it test extrapolation;
+  they are counted, kept in ``check_points`` and left out of the statistics).
+  Which runs: ``fit_runs``/``check_runs`` if given; else the runs tagged
+  ``validation`` are checked against all others; else the most recent run is
+  checked against all earlier ones.
 
 Per kernel and method: the number of points, the median and 90th percentile
 absolute % error, the maximum and the worst points.
@@ -29,9 +30,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
+from . import aspect
 from .baselines import BASELINES
 from .basis import rate_basis
 from .curve import Curve
+from .lookup import fit_method, method_rates
 from .machine_data import MachineData, machine_data
 from .methods import METHODS
 from .source import MachineCaches, machine_rows, resolve_machine_caches
@@ -120,19 +123,25 @@ def _loo_errors(curve: Curve, name: str) -> np.ndarray:
 def _check_points(
     rows: Sequence[dict[str, Any]], data: MachineData, kernel: str
 ) -> list[dict[str, Any]]:
-    """Check-run measurements of ``kernel`` whose footprint was not fitted."""
+    """Check-run measurements of ``kernel`` whose shape was not fitted (nor, for a
+    square, its footprint)."""
     kc = data.curves[kernel]
     fitted = set(kc.curve.footprint.tolist())
+    fitted_shapes = {s for shapes in kc.curve.shapes for s in shapes}
+    fitted_shapes.update(kc.curve.rectangles.shapes)
     out = []
     for r in rows:
-        if r["kernel"] != kernel or not r["valid"] or float(r["footprint_bytes"]) in fitted:
+        if r["kernel"] != kernel or not r["valid"] or r["context"] != kc.context:
             continue
-        if r["context"] != kc.context:
+        a = float(aspect.log_aspect(kc.basis.geometry, np.array([list(r["shape"])]))[0])
+        square = abs(a) <= aspect.SQUARE_TOL
+        if r["shape_key"] in fitted_shapes or (square and float(r["footprint_bytes"]) in fitted):
             continue
         out.append(
             {
                 "shape": r["shape_key"],
                 "footprint_bytes": float(r["footprint_bytes"]),
+                "log_aspect": a,
                 "rate": kc.basis.work_per_point * float(r["points"]) / float(r["t_median"]),
                 "flags": list(r["flags"] or []),
                 "run_id": int(r["run_id"]),
@@ -204,14 +213,15 @@ def validate(
         kc = data.curves[kernel]
         checks = _check_points(check_rows, data, kernel)
         check_fp = np.array([c["footprint_bytes"] for c in checks], dtype=float)
+        check_a = np.array([c["log_aspect"] for c in checks], dtype=float)
         for name in names:
             if name in METHODS:
                 method = METHODS[name]
                 if len(kc.curve) < method.MIN_POINTS:
                     continue
                 loo = _loo_errors(kc.curve, name)
-                params = method.fit(kc.curve.log_x, kc.curve.rate)
-                pred_check = method.evaluate(params, np.log(check_fp))
+                params = fit_method(method, kc.curve)
+                pred_check = method_rates(method, params, np.log(check_fp), check_a)[0]
                 loo_kind = "loo"
             else:
                 base = BASELINES[name]

@@ -110,3 +110,28 @@ def test_explicit_shapes_match_dimensions() -> None:
         sizes.explicit_shapes(get_benchmark("stencil3d7"), specs)
     with pytest.raises(UserError, match="too small"):
         sizes.explicit_shapes(get_benchmark("stencil2d5"), ["2x2"])
+
+
+@pytest.mark.parametrize("name", ["shallow", "stencil2d5", "stencil3d7"])
+def test_aspect_rectangles_keep_the_footprint_and_stretch_the_rows(name: str) -> None:
+    bench = get_benchmark(name)
+    targets = [2**14 * 4**k for k in range(6)]
+    shapes = sizes.shapes_for_footprints(bench, targets, "float64", aspect_every=2)
+    squares = sizes.shapes_for_footprints(bench, targets, "float64")
+    axis = bench.geometry.contiguous_axis % bench.ndim
+    rects = [s for s in shapes if s not in squares]
+    assert len(rects) == 2 * (len(squares) // 2)  # two at every other square
+    for square in squares[1::2]:
+        fp = bench.footprint_bytes(square, "float64")
+        longer, shorter = sizes.aspect_shapes(bench, square)
+        assert longer[axis] == sizes.ASPECT_FACTOR * square[axis]
+        assert shorter[axis] == square[axis] // sizes.ASPECT_FACTOR
+        for rect in (longer, shorter):
+            assert rect in shapes
+            assert abs(bench.footprint_bytes(rect, "float64") / fp - 1) < 0.1
+
+
+def test_no_aspect_rectangles_where_an_aspect_means_nothing() -> None:
+    assert sizes.aspect_shapes(get_benchmark("tridiag"), (1000, 100)) == []
+    assert sizes.aspect_shapes(get_benchmark("stream.copy"), (1000,)) == []
+    assert sizes.QUICK_DENSITY.aspect_every == 0

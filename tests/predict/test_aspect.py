@@ -1,0 +1,113 @@
+"""The row-length correction: rectangles beside the square curve (benchdb.predict.aspect)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from benchdb.db.engine import open_database
+from benchdb.predict import aspect, predict
+from benchdb.predict.basis import rate_basis
+from benchdb.predict.validate import validate
+
+from .synth import add_run, square_sizes, step_curve
+
+SQUARES = square_sizes(8, 1500, 20)
+# stencil2d5 is C-ordered: its rows run along the last axis.
+SHORT_ROWS = [(2 * n, n // 2) for n in (40, 160, 640)]
+LONG_ROWS = [(n // 2, 2 * n) for n in (40, 160, 640)]
+SLOW, FAST = 0.8, 1.1
+
+
+@pytest.fixture
+def sdb(sqlite_url: str):
+    database = open_database(sqlite_url)
+    yield database
+    database.close()
+
+
+def test_log_aspect_follows_the_contiguous_axis() -> None:
+    shallow = rate_basis("shallow.cu").geometry  # Fortran order: rows along axis 0
+    stencil = rate_basis("stencil2d5").geometry
+    shapes = np.array([[100, 100], [200, 50]])
+    assert aspect.log_aspect(shallow, shapes) == pytest.approx([0, math.log(2)])
+    assert aspect.log_aspect(stencil, shapes) == pytest.approx([0, -math.log(2)])
+    assert aspect.log_aspect(rate_basis("stream.copy").geometry, np.array([[10]])) == [0]
+
+
+def test_slopes_interpolate_in_footprint_and_clamp_in_aspect() -> None:
+    a = np.log(2)
+    params = aspect.fit(
+        np.array([1.0, 3.0, 1.0]), np.array([-a, -a, a]), np.log([0.8, 0.9, 1.2])
+    )
+    factor, beyond = aspect.evaluate(
+        params, np.array([1.0, 2.0, 9.0, 1.0, 1.0, 1.0]), np.array([-a, -a, -a, -a / 2, 2 * a, 0])
+    )
+    mid = math.exp((math.log(0.8) + math.log(0.9)) / 2)
+    assert factor == pytest.approx([0.8, mid, 0.9, math.sqrt(0.8), 1.2, 1.0])
+    assert list(beyond) == [False, False, False, False, True, False]
+
+
+def test_calibration_rectangles_correct_other_rectangles(sdb) -> None:
+    curve = step_curve()
+    add_run(
+        sdb,
+        "stencil2d5",
+        [*SQUARES, *SHORT_ROWS, *LONG_ROWS],
+        curve,
+        scale_at={**dict.fromkeys(SHORT_ROWS, SLOW), **dict.fromkeys(LONG_ROWS, FAST)},
+    )
+    basis = rate_basis("stencil2d5")
+    for method in ("linear", "pchip"):
+        own = predict(sdb, "stencil2d5", SHORT_ROWS, method=method)
+        _, fp = basis.points_and_footprint(np.array(SHORT_ROWS))
+        # exact up to the square fit at the rectangles' footprints
+        assert own.rate.to_numpy() == pytest.approx(SLOW * curve(fp), rel=0.03)
+        # Rows 1.41x shorter than a square's: half the log aspect, sqrt of the factor.
+        query = [(283, 141), (141, 283), (200, 200)]
+        df = predict(sdb, "stencil2d5", query, method=method)
+        square = predict(sdb, "stencil2d5", [(200, 200)], method=method).rate[0]
+        assert df.rate[0] / square == pytest.approx(math.sqrt(SLOW), rel=0.02)
+        assert df.rate[1] / square == pytest.approx(math.sqrt(FAST), rel=0.02)
+        assert df.rate[2] == square
+        assert not df.aspect_extrapolated.any()
+    beyond = predict(sdb, "stencil2d5", [(800, 50)], method="linear")
+    assert beyond.aspect_extrapolated[0]
+
+
+def test_one_disturbed_rectangle_does_not_bend_the_correction() -> None:
+    a = np.log(2)
+    u = np.arange(5.0)
+    ratio = np.log([0.9, 0.9, 0.3, 0.9, 0.9])  # the middle one had a bad spell
+    params = aspect.fit(u, np.full(5, -a), ratio)
+    factor, _ = aspect.evaluate(params, np.array([2.0]), np.array([-a]))
+    assert factor[0] == pytest.approx(0.9)
+
+
+def test_a_kernel_measured_in_squares_says_its_rectangles_are_extrapolated(sdb) -> None:
+    add_run(sdb, "stencil2d5", SQUARES, step_curve())
+    df = predict(sdb, "stencil2d5", [(400, 100), (200, 200)], method="linear")
+    assert list(df.aspect_extrapolated) == [True, False]
+    _, fp = rate_basis("stencil2d5").points_and_footprint(np.array([(400, 100)]))
+    assert df.rate[0] == pytest.approx(step_curve()(fp)[0], rel=0.03)  # uncorrected
+
+
+def test_validation_checks_rectangles_with_the_correction(sdb) -> None:
+    curve = step_curve()
+    scale = {**dict.fromkeys(SHORT_ROWS, SLOW), **dict.fromkeys(LONG_ROWS, FAST)}
+    add_run(sdb, "stencil2d5", [*SQUARES, *SHORT_ROWS, *LONG_ROWS], curve, scale_at=scale)
+    checks = [(240, 60), (60, 240)]  # the fitted aspect at footprints between the rectangles
+    add_run(
+        sdb,
+        "stencil2d5",
+        checks,
+        curve,
+        tags=["validation"],
+        scale_at={checks[0]: SLOW, checks[1]: FAST},
+    )
+    report = validate(sdb, kernels=["stencil2d5"], methods=["pchip"])
+    errors = [p["error_pct"] for p in report["check_points"]]
+    assert len(errors) == 2
+    assert max(abs(e) for e in errors) < 2.0

@@ -7,7 +7,10 @@ DESIGN.md "Whole application", after Kerbyson & Jones (paper 001 eq. 1-5):
 
 and the slowest rank sets the run time.  ``T_loop`` comes from the footprint
 lookup (paper 003 eq. 8-9, :func:`benchdb.predict.predict`) at the rank's
-*local* block; ``T_halo`` from the halo model (:func:`benchdb.comm.halo.predict_halo2d`,
+*local* block; ``T_halo`` from the exchanges measured in the running model where
+``benchdb app calibrate`` timed this decomposition (:mod:`.exchange_table`:
+packing, evicted buffers and the wait for a neighbour are part of an
+exchange), else from the halo model (:func:`benchdb.comm.halo.predict_halo2d`,
 paper 001 eq. 8 and 10: X then Y phase, message size from the local edge x
 halo width x one field x element size).  Each field's halo is a one-sided
 shift (one message per phase and rank, see :mod:`.shallow_app`; ``shift=True``), so the
@@ -19,7 +22,9 @@ Options: ``overlap`` (communication hidden behind computation,
 node (paper 001 section 4 keeps separate per-cell curves for one and for four
 processes per node: memory bandwidth and the last-level cache are shared, so
 a rank computes more slowly when its neighbours on the node are busy);
-what-if scalings of compute rate, bandwidth and latency (paper 001 section 5).
+what-if scalings of compute rate, bandwidth and latency (paper 001 section 5);
+a bandwidth or latency scaling, or another machine's description, prices the
+exchanges with the halo model (measured exchanges cannot be rescaled).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from ..comm.postal import PiecewisePostal
 from ..errors import UserError
 from ..kernels.api import DTYPE_BYTES
 from .decomposition import Decomposition
+from .exchange_table import MeasuredExchanges, measured_exchanges
 from .shallow_app import BOUNDARY_KERNEL, EXCHANGED_FIELDS, HALO_WIDTH, STEP_KERNELS
 
 SINGLE_CONTEXT = "fullstep"
@@ -95,6 +101,13 @@ class ModelOptions:
     ranks_per_node: int | None = None
     scaling: Scaling = field(default_factory=Scaling)
     contention: tuple[float, float] = (1.0, 1.0)
+    measured_exchanges: bool = True
+
+    @property
+    def uses_measured_exchanges(self) -> bool:
+        """False where the exchanges must come from the (rescalable) halo model."""
+        s = self.scaling
+        return self.measured_exchanges and (s.bandwidth, s.latency) == (1.0, 1.0)
 
 
 def check_steps(steps: int, diag_every: int) -> None:
@@ -235,8 +248,17 @@ def _compute(
     return out
 
 
-def _exchanges(case: AppCase, comm: CommParams, options: ModelOptions, rpn: int):
-    """Seconds per 'field.axis' over all steps, and the halo model's description."""
+def _exchanges(
+    case: AppCase,
+    comm: CommParams,
+    options: ModelOptions,
+    rpn: int,
+    measured: MeasuredExchanges | None,
+) -> tuple[dict[str, float], dict[str, Any], bool]:
+    """Seconds per 'field.axis' over all steps, the model's description, extrapolated?"""
+    if measured is not None and measured.covers(case.decomp):
+        per, outside = measured.per_exchange(case.decomp, case.local)
+        return {k: v * case.steps for k, v in per.items()}, measured.describe(case.decomp), outside
     halo = predict_halo2d(
         options.scaling.apply(comm),
         (case.decomp.px, case.decomp.py),
@@ -250,7 +272,22 @@ def _exchanges(case: AppCase, comm: CommParams, options: ModelOptions, rpn: int)
     )
     per_axis = {p.phase: p.seconds * case.steps for p in halo.phases}
     exchanges = {f"{f}.{ax}": per_axis[ax] for f in EXCHANGED_FIELDS for ax in ("x", "y")}
-    return exchanges, halo.to_dict()
+    return exchanges, {"model": "halo model (paper 001 eq. 8-10)", **halo.to_dict()}, False
+
+
+def _measured_tables(
+    db: Any, cases: Sequence[AppCase], options: ModelOptions
+) -> dict[tuple[int, str], MeasuredExchanges | None]:
+    """The measured-exchange table per (ranks, precision) the cases need, if any."""
+    if not options.uses_measured_exchanges:
+        return {}
+    from ..predict.source import resolve_machine_caches
+    from .runs import app_runs
+
+    machine_id = resolve_machine_caches(db, options.machine).machine_id
+    runs = [r for r in app_runs(db) if r["machine_id"] == machine_id]
+    wanted = {(c.decomp.ranks, c.precision) for c in cases if c.decomp.ranks > 1}
+    return {(n, p): measured_exchanges(runs, n, p) for n, p in wanted}
 
 
 def _reduction(case: AppCase, comm: CommParams, options: ModelOptions, rpn: int) -> float:
@@ -285,12 +322,16 @@ def predict_app(
             "or pass --machine-file FILE (a bundled name such as summit, or your own)"
         )
     computed = _compute(db, cases, contexts, options)
+    tables = _measured_tables(db, cases, options)
     results = []
     for case, ctx, rpn, (loops, extrap) in zip(cases, contexts, rpns, computed, strict=True):
         if case.decomp.ranks == 1:
             exchanges, described, reduction = {}, {"model": "serial periodic boundary"}, 0.0
         else:
-            exchanges, described = _exchanges(case, comm, options, rpn)
+            table = tables.get((case.decomp.ranks, case.precision))
+            exchanges, described, outside = _exchanges(case, comm, options, rpn, table)
+            if outside:
+                extrap.append("exchanges")
             reduction = _reduction(case, comm, options, rpn)
         results.append(
             AppPrediction(

@@ -58,7 +58,8 @@ def predict_cmd(
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Predict a whole run: loops from the lookup, exchanges from the halo model.
+    """Predict a whole run: loops from the lookup, exchanges as `app calibrate` measured
+    them in the running model (else from the halo model; --halo-model forces it).
 
     Example: benchdb app predict --grid 1024x1024 --decomp 2x1 --steps 200
     """
@@ -90,7 +91,9 @@ def predict_cmd(
     energy = out["energy"]
     err_console.print(
         f"predicted total {fmt_seconds(pred.total_s)} (compute {fmt_seconds(pred.compute_s)}, "
-        f"exchanges {fmt_seconds(pred.exchange_s)}, reductions {fmt_seconds(pred.reduction_s)}"
+        f"exchanges {fmt_seconds(pred.exchange_s)}"
+        + (f" by the {pred.comm['model']}" if case.decomp.ranks > 1 else "")
+        + f", reductions {fmt_seconds(pred.reduction_s)}"
         f"{', overlapped' if whatif.overlap else ''}); dominant: {pred.dominant}"
         + (f"; energy {_fmt_j(energy['total_j'])}" if energy else "")
         + (f"; EXTRAPOLATED: {', '.join(pred.extrapolated)}" if pred.extrapolated else "")
@@ -158,29 +161,57 @@ def calibrate_cmd(
         str | None, typer.Option("--sizes", help="Explicit shapes, e.g. 100x100,400x400.")
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", help="Stop the MPI job after this many s.")
+        float | None, typer.Option("--timeout", help="Stop each MPI job after this many s.")
     ] = None,
+    exchanges: Annotated[
+        bool,
+        typer.Option(
+            "--exchanges/--no-exchanges",
+            help="Also time the model's halo exchanges in situ (about a minute).",
+        ),
+    ] = True,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Measure the loop curves with RANKS processes busy at once (populated node).
+    """Measure the loop curves with RANKS processes busy at once (populated node),
+    then the distributed model's halo exchanges for every decomposition of RANKS.
 
     Paper 001 keeps per-cell curves for one and for several processes per node;
     `app predict` and `scenario` use these for runs with that many ranks per node.
+    The exchanges are timed inside real runs of the model (square grids, local
+    footprints one octave apart): packing, evicted buffers and the wait for a
+    neighbour are part of an exchange, and the message model has none of them.
 
     Example: benchdb app calibrate --ranks 2 --quick
     """
+    from ..collectors.app.exchanges import calibrate_exchanges, calibration_cases
     from ..collectors.app.populated import calibrate_populated
+    from ..machine import detect_machine
 
     database = open_db(db)
     with err_console.status(f"timing the shallow sweep on {ranks} ranks at once ..."):
         run_id, stored = calibrate_populated(
             database, ranks, quick=quick, sizes_spec=sizes, timeout=timeout
         )
-    result = {"run_id": run_id, "measurements": stored, "context": f"fullstep:ppn{ranks}"}
-    if as_json:
-        print_json(result)
-    else:
+    result: dict[str, Any] = {
+        "run_id": run_id,
+        "measurements": stored,
+        "context": f"fullstep:ppn{ranks}",
+    }
+    if not as_json:
         err_console.print(
             f"run {run_id}: stored {stored} measurements in context fullstep:ppn{ranks}"
         )
+    if exchanges:
+        with err_console.status(f"timing the halo exchanges of the model on {ranks} ranks ..."):
+            cases = calibration_cases(detect_machine(), ranks, "float64")
+            runs = calibrate_exchanges(
+                database, cases, timeout=timeout, progress=err_console.print
+            )
+        result["exchange_calibration"] = {"cases": len(cases), "app_runs": runs}
+        if not as_json:
+            err_console.print(
+                f"stored {runs} calibration runs of the exchanges ({len(cases)} cases)"
+            )
+    if as_json:
+        print_json(result)

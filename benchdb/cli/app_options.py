@@ -61,6 +61,14 @@ SingleOption = Annotated[
 RpnOption = Annotated[
     int | None, typer.Option("--ranks-per-node", help="Ranks per node (default: all on one).")
 ]
+HaloModelOption = Annotated[
+    bool,
+    typer.Option(
+        "--halo-model",
+        help="Price exchanges with the halo model even where `app calibrate` measured them "
+        "(always so with --machine-file or a bandwidth/latency scaling).",
+    ),
+]
 ScaleCompute = Annotated[float, typer.Option("--scale-compute", help="What-if: x compute rate.")]
 ScaleBandwidth = Annotated[
     float, typer.Option("--scale-bandwidth", help="What-if: x network bandwidth.")
@@ -104,6 +112,7 @@ class WhatIf:
     overlap: OverlapOption = False
     single_process_curves: SingleOption = False
     ranks_per_node: RpnOption = None
+    halo_model: HaloModelOption = False
     scale_compute: ScaleCompute = 1.0
     scale_bandwidth: ScaleBandwidth = 1.0
     scale_latency: ScaleLatency = 1.0
@@ -121,6 +130,7 @@ class WhatIf:
             overlap=self.overlap,
             ranks_per_node=self.ranks_per_node,
             scaling=Scaling(self.scale_compute, self.scale_bandwidth, self.scale_latency),
+            measured_exchanges=not (self.halo_model or self.machine_file),
         )
 
     def power(self) -> PowerModel | None:

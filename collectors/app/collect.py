@@ -61,83 +61,97 @@ def validate(req: AppRunRequest) -> None:
         )
 
 
-def execute(req: AppRunRequest, fields_out: str | None) -> dict[str, Any]:
-    config = {
-        "grid": list(req.grid),
-        "decomposition": [req.decomp.px, req.decomp.py],
-        "steps": req.steps,
-        "precision": req.precision,
-        "diag_every": req.diag_every,
-        "fields_out": fields_out,
-    }
+def run_worker(ranks: int, config: dict[str, Any], timeout: float | None) -> Any:
+    """Start the worker job on ``ranks`` ranks; rank 0's result (UserError if it failed)."""
     with tempfile.TemporaryDirectory(prefix="benchdb-app-") as tmp:
         out = Path(tmp) / "result.json"
-        proc = run_mpi(
-            req.decomp.ranks, WORKER, [json.dumps(config), str(out)], timeout=req.timeout
-        )
+        proc = run_mpi(ranks, WORKER, [json.dumps(config), str(out)], timeout=timeout)
         if proc.returncode != 0 or not out.exists():
             raise UserError(f"the MPI run failed ({failure_message(proc)}); nothing was written")
         return json.loads(out.read_text())
 
 
-def _store(db: Database, req: AppRunRequest, result: dict[str, Any]) -> int:
-    ranks = result["ranks"]
-    rank_seconds = [r["seconds"] for r in ranks]
-    config = {
+def execute(req: AppRunRequest, fields_out: str | None) -> dict[str, Any]:
+    return run_worker(
+        req.decomp.ranks, {**_config(req), "fields_out": fields_out}, req.timeout
+    )
+
+
+def _config(req: AppCase) -> dict[str, Any]:
+    return {
         "grid": list(req.grid),
-        "decomposition": req.decomp.key,
+        "decomposition": [req.decomp.px, req.decomp.py],
         "steps": req.steps,
         "precision": req.precision,
         "diag_every": req.diag_every,
     }
+
+
+def _app_run_row(run_id: int, req: AppCase, result: dict[str, Any]) -> AppRun:
+    ranks = result["ranks"]
+    rank_seconds = [r["seconds"] for r in ranks]
+    return AppRun(
+        run_id=run_id,
+        application="shallow",
+        grid=list(req.grid),
+        grid_key=shape_key(req.grid),
+        px=req.decomp.px,
+        py=req.decomp.py,
+        ranks=req.decomp.ranks,
+        steps=req.steps,
+        precision=req.precision,
+        threads=1,
+        total_seconds=max(rank_seconds),
+        rank_seconds=rank_seconds,
+        loop_seconds=[r["loops"] for r in ranks],
+        exchange_seconds=[r["exchanges"] for r in ranks],
+        energy=result["energy"] or {},
+        checksum=result["mass"],
+        info={
+            "local_shape": result["local_shape"],
+            "reductions": result["reductions"],
+            "reduction_seconds": [r["reduction"] for r in ranks],
+            "placement": [{k: r[k] for k in ("rank", "coords", "host", "cpus")} for r in ranks],
+            "first_step": "forward step before timing (untimed, also compiles)",
+        },
+    )
+
+
+def store_app_runs(
+    db: Database,
+    cases: list[AppCase],
+    results: list[dict[str, Any]],
+    *,
+    kind: str,
+    tags: tuple[str, ...],
+    config: dict[str, Any],
+) -> list[int]:
+    """One ``run`` row and an ``app_run`` row per case, in one transaction; their ids."""
     with db.session() as s:
         machine = register_machine(s, detect_machine())
         env = register_environment(s, detect_environment())
         run = Run(
             machine_id=machine.id,
             environment_id=env.id,
-            kind="app",
+            kind=kind,
             status="complete",
             command=" ".join(sys.argv),
-            tags=list(req.tags),
+            tags=list(tags),
             config=config,
             hostname=socket.gethostname(),
             ended_at=utcnow(),
         )
         s.add(run)
         s.flush()
-        row = AppRun(
-            run_id=run.id,
-            application="shallow",
-            grid=list(req.grid),
-            grid_key=shape_key(req.grid),
-            px=req.decomp.px,
-            py=req.decomp.py,
-            ranks=req.decomp.ranks,
-            steps=req.steps,
-            precision=req.precision,
-            threads=1,
-            total_seconds=max(rank_seconds),
-            rank_seconds=rank_seconds,
-            loop_seconds=[r["loops"] for r in ranks],
-            exchange_seconds=[r["exchanges"] for r in ranks],
-            energy=result["energy"] or {},
-            checksum=result["mass"],
-            info={
-                "local_shape": result["local_shape"],
-                "reductions": result["reductions"],
-                "reduction_seconds": [r["reduction"] for r in ranks],
-                "placement": [{k: r[k] for k in ("rank", "coords", "host", "cpus")} for r in ranks],
-                "first_step": "forward step before timing (untimed, also compiles)",
-            },
-        )
-        s.add(row)
+        rows = [_app_run_row(run.id, c, r) for c, r in zip(cases, results, strict=True)]
+        s.add_all(rows)
         s.flush()
-        return row.id
+        return [row.id for row in rows]
 
 
 def run_app(db: Database, req: AppRunRequest, *, fields_out: str | None = None) -> int:
     """Run and store; the new ``app_run`` id."""
     validate(req)
     result = execute(req, fields_out)
-    return _store(db, req, result)
+    config = {**_config(req), "decomposition": req.decomp.key}
+    return store_app_runs(db, [req], [result], kind="app", tags=req.tags, config=config)[0]

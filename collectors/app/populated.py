@@ -6,7 +6,11 @@ last-level cache, so a loop runs slower when its neighbours are busy.  The
 collectors time one process; here every rank of an ``mpiexec -n P`` job
 prepares the same point and times it in lock step (a barrier before every
 sample; rank 0 calibrates the repetitions and broadcasts them), so every
-sample is taken with all P processes busy on the same work.  The stored
+sample is taken with all P processes busy on the same work.  Like the
+collector, the sweep runs in passes (the second in reverse order) whose
+samples are pooled per point: one disturbed spell then spoils a third of a
+point's samples, not its median (a one-pass calibration here once measured
+``shallow.copy`` at 70x70 5x slower than its neighbours).  The stored
 sample is the mean over the ranks of that sample's per-repetition time; the
 context ``fullstep:ppnP`` (see :func:`benchdb.app.model.populated_context`)
 tells these curves from the single-process ``fullstep`` ones.
@@ -31,20 +35,17 @@ from benchdb.runs import recorded_run
 from benchdb.units import fmt_bytes
 
 from ...kernels import get_benchmark
-from ..plan import SweepPlan, build_plan
-from ..record import measurement_rows
+from ..plan import Point, SweepPlan, build_plan
+from ..record import add_pass, measurement_rows
 from ..timing import PointTiming, calibrate
 from .launch import failure_message, run_mpi
 
 MODULE = "benchdb.collectors.app.populated"
 
 
-def _time_point(comm: Any, row: list, sample_time: float, samples: int) -> dict[str, Any]:
+def _time_point(comm: Any, point: Point, sample_time: float, samples: int) -> dict[str, Any]:
     import numpy as np
 
-    point = SweepPlan.from_config(
-        {"points": [row], "sample_time": sample_time, "samples": samples}
-    ).points[0]
     prepared = get_benchmark(point.benchmark).prepare(point.shape, point.precision, 1)
     prepared.run(1)  # warm-up
     reps = comm.bcast(calibrate(prepared, sample_time) if comm.rank == 0 else None, root=0)
@@ -65,11 +66,12 @@ def main(argv: list[str]) -> None:
 
     comm = MPI.COMM_WORLD
     try:
-        config, out = json.loads(argv[1]), Path(argv[2])
-        results = [
-            _time_point(comm, row, config["sample_time"], config["samples"])
-            for row in config["points"]
-        ]
+        plan, out = SweepPlan.from_config(json.loads(argv[1])), Path(argv[2])
+        index = {p.key: i for i, p in enumerate(plan.points)}
+        results: list[list[dict[str, Any]]] = [[] for _ in plan.points]
+        for _, point in plan.schedule({}):
+            timed = _time_point(comm, point, plan.sample_time, plan.samples)
+            results[index[point.key]].append(timed)
         if comm.rank == 0:
             tmp = out.with_suffix(".partial")
             tmp.write_text(json.dumps(results))
@@ -126,13 +128,17 @@ def calibrate_populated(
         ) as run,
         db.session() as s,
     ):
-        for point, res in zip(plan.points, results, strict=True):
-            timing = PointTiming(res["repetitions"], res["samples"], res["checksum"])
+        for point, passes in zip(plan.points, results, strict=True):
+            first, *later = (
+                PointTiming(r["repetitions"], r["samples"], r["checksum"]) for r in passes
+            )
             rows = measurement_rows(
-                run.id, point, bench.points(point.shape), timing, f"ppn{ranks}:bind-core", kernels
+                run.id, point, bench.points(point.shape), first, f"ppn{ranks}:bind-core", kernels
             )
             for row in rows:
                 row.context = populated_context(ranks)
+                for timing in later:
+                    add_pass(row, timing, kernels)
             s.add_all(rows)
             stored += len(rows)
     return run.id, stored

@@ -9,7 +9,11 @@ halo exchanges (:mod:`.stepping`).  A single rank runs the serial model's
 own boundary phases instead.
 
 Rank 0 writes the gathered timings to OUT_JSON (atomically); each rank may
-also write its final fields (``fields_out``) for the correctness test.  Any
+also write its final fields (``fields_out``) for the correctness test.  A
+config with ``"cases"`` (a list of such configs) runs them one after another
+in the same job and writes a list: the exchange calibration
+(:mod:`.exchanges`) runs dozens of short cases, and a job per case would pay
+the MPI start and the compilation (about 15 s here) each time.  Any
 exception on any rank prints one line and aborts the whole job, so the parent
 sees a failure and writes nothing.
 """
@@ -182,7 +186,11 @@ def main(argv: list[str]) -> None:
     comm = MPI.COMM_WORLD
     try:
         config, out = json.loads(argv[1]), Path(argv[2])
-        result = run_rank(comm, config)
+        if "cases" in config:
+            results = [run_rank(comm, case) for case in config["cases"]]
+            result = None if comm.rank else results
+        else:
+            result = run_rank(comm, config)
         if result is not None:
             tmp = out.with_suffix(".partial")
             tmp.write_text(json.dumps(result))

@@ -13,13 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from benchdb.collectors.app.collect import AppRunRequest, execute, validate
+from benchdb.collectors.app.populated import calibrate_populated
 from benchdb.kernels import get_benchmark
 from benchdb.kernels.shallow_model import ShallowState
 from sqlalchemy import func, select
 
 from benchdb.app.decomposition import Decomposition
 from benchdb.db.engine import open_database
-from benchdb.db.models import AppRun, Run
+from benchdb.db.models import AppRun, Measurement, Run
 from benchdb.errors import UserError
 from tests.clihelpers import assert_user_error, benchdb
 
@@ -168,4 +169,17 @@ def test_a_killed_rank_ends_the_job_with_a_message_and_nothing_written(sqlite_ur
     with db.session() as s:
         assert s.scalar(select(func.count()).select_from(Run)) == 0
         assert s.scalar(select(func.count()).select_from(AppRun)) == 0
+    db.close()
+
+
+def test_populated_calibration_pools_passes(sqlite_url: str) -> None:
+    """Every stored point carries the samples of all passes, in the populated context."""
+    db = open_database(sqlite_url)
+    run_id, stored = calibrate_populated(db, 2, sizes_spec="8x8,12x6")
+    with db.session() as s:
+        rows = s.scalars(select(Measurement).where(Measurement.run_id == run_id)).all()
+        assert len(rows) == stored == 2 * len(get_benchmark("shallow").kernels)
+        assert {r.context for r in rows} == {"fullstep:ppn2"}
+        assert {r.passes for r in rows} == {3}
+        assert all(len(r.samples) == 15 and r.valid for r in rows)
     db.close()

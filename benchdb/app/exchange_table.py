@@ -1,0 +1,99 @@
+"""Measured halo exchanges of the distributed model, looked up by local footprint.
+
+``benchdb app calibrate`` runs the real model at square global grids for
+every decomposition of P ranks (:mod:`benchdb.collectors.app.exchanges` says
+why: packing, evicted buffers and the wait for the neighbour are part of an
+exchange, and the message model has none of them).  Here those runs are read
+back: per decomposition and per ``field.axis`` exchange, the slowest rank's
+seconds per exchange against the local footprint (median over the runs of one
+grid, then a running median over three neighbouring grids: the first exchange
+after a group of loops absorbs the neighbour's lateness, which is noise -- one
+0.25 s calibration run here measured 29 us where its neighbours measured 5
+and 12), interpolated linearly in log-log between the calibrated grids and
+held at the end values beyond them (flagged as extrapolated).  A decomposition
+that was not calibrated falls back to the halo model.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..kernels.geometry import SHALLOW
+from .decomposition import Decomposition
+
+CALIBRATION_TAG = "exchange-calibration"
+
+
+@dataclass(frozen=True)
+class MeasuredExchanges:
+    """Per decomposition key and ``field.axis``: (log local footprint, log s/exchange)."""
+
+    ranks: int
+    precision: str
+    series: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]
+    app_run_ids: tuple[int, ...]
+
+    def covers(self, decomp: Decomposition) -> bool:
+        return decomp.key in self.series
+
+    def per_exchange(
+        self, decomp: Decomposition, local: tuple[int, int]
+    ) -> tuple[dict[str, float], bool]:
+        """Seconds per exchange of every ``field.axis`` and whether it extrapolates."""
+        u = float(np.log(SHALLOW.footprint_bytes(local, self.precision)))
+        out, outside = {}, False
+        for key, (xs, ys) in self.series[decomp.key].items():
+            out[key] = float(np.exp(np.interp(u, xs, ys)))
+            outside |= not xs[0] <= u <= xs[-1]
+        return out, outside
+
+    def describe(self, decomp: Decomposition) -> dict[str, Any]:
+        xs = next(iter(self.series[decomp.key].values()))[0]
+        return {
+            "model": "measured exchanges (benchdb app calibrate)",
+            "calibrated_local_footprints_bytes": [float(np.exp(xs[0])), float(np.exp(xs[-1]))],
+            "calibration_app_runs": len(self.app_run_ids),
+        }
+
+
+def measured_exchanges(
+    runs: Sequence[dict[str, Any]], ranks: int, precision: str
+) -> MeasuredExchanges | None:
+    """The table from app run summaries (:func:`benchdb.app.runs.app_runs`) tagged
+    :data:`CALIBRATION_TAG` with ``ranks`` ranks; None if there are none."""
+    mine = [
+        r
+        for r in runs
+        if CALIBRATION_TAG in r["tags"] and r["ranks"] == ranks and r["precision"] == precision
+    ]
+    if not mine:
+        return None
+    by_case: dict[tuple[str, tuple[int, int]], list[dict[str, Any]]] = {}
+    for r in mine:
+        by_case.setdefault((r["decomposition"], tuple(r["grid"])), []).append(r)
+    points: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    for (decomp, grid), rs in by_case.items():
+        px, py = (int(v) for v in decomp.split("x"))
+        local = Decomposition(px, py).local_shape(grid)
+        u = float(np.log(SHALLOW.footprint_bytes(local, precision)))
+        for key in rs[0]["exchanges_s"]:
+            per = statistics.median(r["exchanges_s"][key] / r["steps"] for r in rs)
+            points.setdefault(decomp, {}).setdefault(key, []).append((u, np.log(max(per, 1e-12))))
+    from scipy.ndimage import median_filter
+
+    series = {
+        decomp: {
+            key: (
+                np.array([p[0] for p in pts]),
+                median_filter(np.array([p[1] for p in pts]), size=3, mode="nearest"),
+            )
+            for key, pts in ((k, sorted(v)) for k, v in keys.items())
+        }
+        for decomp, keys in points.items()
+    }
+    return MeasuredExchanges(ranks, precision, series, tuple(r["app_run_id"] for r in mine))

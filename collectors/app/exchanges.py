@@ -1,0 +1,119 @@
+"""Exchange calibration: the real model's halo exchanges timed in situ, by local footprint.
+
+The halo model (paper 001 eq. 8-10 with the measured ``MPI_Sendrecv``)
+prices the messages.  Inside the running model an exchange also packs strided
+rows, copies along an axis a rank has alone, finds the MPI buffers evicted by
+the loops since the last exchange, and waits for the neighbour, whose loops
+took a little longer this time (noise makes some rank late at every
+synchronisation, and the wait grows with the work between exchanges).
+Measured here (2-core EPYC, 88x88 grid on 2 ranks, 712-byte messages): the
+halo model said 1.1 us per exchange, the runs took 2.2 us (2x1: strided rows
+packed) and 1.4 us (1x2: contiguous columns); a bare ``MPI_Sendrecv`` after
+touching 400 KiB of other data took 1.6 us against 1.1 us with nothing in
+between, and 5.2 us after 4 MiB (the partner still busy).
+
+So, as paper 003 looks loop times up rather than deriving them, ``benchdb app
+calibrate`` also runs the distributed model itself, for every decomposition
+of P ranks, on square global grids whose per-rank footprints run from 3/4 of
+L1 in octaves (3/4 of each capacity: off the steep middle of the cache
+transitions) up to 8x the last-level cache, like the loop sweep, in
+:data:`PASSES` passes (the second in reverse order), all cases in one MPI job
+(one compilation).  The runs are stored as app runs tagged
+:data:`benchdb.app.exchange_table.CALIBRATION_TAG`; the application model
+looks each field's exchange up by local footprint
+(:mod:`benchdb.app.exchange_table`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from benchdb.app.decomposition import Decomposition
+from benchdb.app.exchange_table import CALIBRATION_TAG
+from benchdb.app.model import AppCase
+from benchdb.db.engine import Database
+from benchdb.errors import UserError
+from benchdb.machine import MachineInfo
+
+from ...kernels.geometry import SHALLOW
+from .collect import run_worker, store_app_runs
+
+START_FRACTION_OF_L1 = 0.75
+PASSES = 3
+SECONDS_PER_CASE = 0.4
+# What a step costs here, only to size the step counts: per local point, plus
+# seven exchanges of a few microseconds.
+SECONDS_PER_LOCAL_POINT = 10e-9
+SECONDS_OF_EXCHANGES = 14e-6
+
+
+def decompositions_of(ranks: int) -> list[Decomposition]:
+    return [Decomposition(px, ranks // px) for px in range(1, ranks + 1) if ranks % px == 0]
+
+
+def calibration_cases(machine: MachineInfo, ranks: int, precision: str) -> list[AppCase]:
+    """Square global grids per decomposition of ``ranks``, local footprints one octave apart.
+
+    The targets are per rank, up to 8x the LLC (every rank builds the global
+    grid once to slice its block: ``ranks`` x that much memory for a moment).
+    """
+    bytes_per_point = SHALLOW.footprint_bytes((1, 1), precision) / 4  # 13 arrays, (M+1)(N+1)
+    first = machine.data_caches()[0].size_bytes * START_FRACTION_OF_L1
+    last = 8 * machine.last_level_cache().size_bytes
+    targets = first * 2.0 ** np.arange(int(np.log2(last / first)) + 1)
+    cases = []
+    for decomp in decompositions_of(ranks):
+        step = decomp.px * decomp.py  # a grid every decomposition divides
+        seen = set()
+        for target in targets:
+            side = math.sqrt(target * ranks / bytes_per_point)
+            g = max(step * 2, step * round(side / step))
+            if g in seen:
+                continue
+            seen.add(g)
+            per_step = SECONDS_PER_LOCAL_POINT * g * g / ranks + SECONDS_OF_EXCHANGES
+            steps = max(3, math.ceil(SECONDS_PER_CASE / per_step))
+            cases.append(AppCase((g, g), decomp, steps, precision))
+    return cases
+
+
+def calibrate_exchanges(
+    db: Database,
+    cases: list[AppCase],
+    *,
+    timeout: float | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> int:
+    """Run ``cases`` (:func:`calibration_cases`) ``PASSES`` times in one job, store them
+    in one run; the number of app runs stored."""
+    if not cases:
+        raise UserError("no exchange calibration sizes fit this machine's caches")
+    ranks = cases[0].decomp.ranks
+    order = [c for p in range(PASSES) for c in (cases if p % 2 == 0 else cases[::-1])]
+    if progress:
+        grids = ", ".join(sorted({f"{c.grid[0]}" for c in cases}, key=int))
+        progress(f"exchange calibration: {len(order)} runs of grids {grids} (square) in one job")
+    config = {
+        "cases": [
+            {
+                "grid": list(c.grid),
+                "decomposition": [c.decomp.px, c.decomp.py],
+                "steps": c.steps,
+                "precision": c.precision,
+            }
+            for c in order
+        ]
+    }
+    results = run_worker(ranks, config, timeout)
+    ids = store_app_runs(
+        db,
+        order,
+        results,
+        kind="app-calibrate",
+        tags=(CALIBRATION_TAG, f"ppn{ranks}"),
+        config={"ranks": ranks, "passes": PASSES, **config},
+    )
+    return len(ids)

@@ -1,0 +1,101 @@
+"""Measured halo exchanges: the calibration runs, the lookup table and the model's use of it."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from benchdb.collectors.app.exchanges import PASSES, calibrate_exchanges, calibration_cases
+from benchdb.kernels.geometry import SHALLOW
+
+from benchdb.app.decomposition import Decomposition
+from benchdb.app.exchange_table import CALIBRATION_TAG, measured_exchanges
+from benchdb.app.model import AppCase, ModelOptions, Scaling, predict_app
+from benchdb.app.runs import app_runs
+from benchdb.comm.params import load_machine_file
+from benchdb.db.engine import open_database
+from benchdb.machine import detect_machine
+from tests.clihelpers import benchdb
+
+KEYS = [f"{f}.{a}" for f in ("cu", "cv", "z", "h", "unew", "vnew", "pnew") for a in "xy"]
+
+
+def _summary(grid, decomp, per_exchange, *, steps=10, tags=(CALIBRATION_TAG,), run_id=1):
+    px, py = decomp
+    return {
+        "app_run_id": run_id,
+        "grid": list(grid),
+        "decomposition": f"{px}x{py}",
+        "ranks": px * py,
+        "steps": steps,
+        "precision": "float64",
+        "tags": list(tags),
+        "exchanges_s": dict.fromkeys(KEYS, per_exchange * steps),
+    }
+
+
+def test_table_interpolates_in_log_log_and_flags_the_outside() -> None:
+    runs = [
+        _summary((40, 40), (2, 1), 1e-6),
+        _summary((160, 160), (2, 1), 4e-6),
+        _summary((160, 160), (2, 1), 5e-6),  # a second pass: the median of the two
+        _summary((160, 160), (2, 1), 4.1e-6),
+        _summary((80, 80), (2, 1), 9.0, tags=("app-validation",)),  # not calibration
+        _summary((80, 80), (2, 2), 9.0),  # other rank count
+    ]
+    table = measured_exchanges(runs, 2, "float64")
+    assert table is not None and table.covers(Decomposition(2, 1))
+    assert not table.covers(Decomposition(1, 2))
+    lo = math.log(SHALLOW.footprint_bytes((20, 40), "float64"))
+    hi = math.log(SHALLOW.footprint_bytes((80, 160), "float64"))
+    mid_local = (40, 80)
+    u = math.log(SHALLOW.footprint_bytes(mid_local, "float64"))
+    w = (u - lo) / (hi - lo)
+    expected = math.exp((1 - w) * math.log(1e-6) + w * math.log(4.1e-6))
+    per, outside = table.per_exchange(Decomposition(2, 1), mid_local)
+    assert per["cu.x"] == pytest.approx(expected) and not outside
+    per, outside = table.per_exchange(Decomposition(2, 1), (500, 1000))
+    assert per["h.y"] == pytest.approx(4.1e-6) and outside
+    assert measured_exchanges(runs, 3, "float64") is None
+
+
+def test_calibration_cases_span_the_caches_on_square_grids() -> None:
+    machine = detect_machine()
+    cases = calibration_cases(machine, 2, "float64")
+    assert {c.decomp.key for c in cases} == {"1x2", "2x1"}
+    for c in cases:
+        assert c.grid[0] == c.grid[1] and c.grid[0] % 2 == 0 and c.steps >= 3
+    local = [SHALLOW.footprint_bytes(c.local, "float64") for c in cases]
+    assert min(local) < machine.data_caches()[0].size_bytes
+    assert max(local) > 4 * machine.last_level_cache().size_bytes
+
+
+@pytest.mark.mpi
+def test_calibrated_exchanges_price_the_model(sqlite_url: str) -> None:
+    proc = benchdb(
+        "collect", "--kernels", "shallow", "--sizes", "8x8,24x24,48x48", "--quick", "--quiet",
+        "--db", sqlite_url,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    db = open_database(sqlite_url)
+    cases = [AppCase((g, g), Decomposition(*d), 20) for d in ((2, 1), (1, 2)) for g in (16, 48)]
+    assert calibrate_exchanges(db, cases) == PASSES * len(cases)
+    runs = app_runs(db, tag=CALIBRATION_TAG)
+    assert len(runs) == PASSES * len(cases)
+    assert all(set(r["exchanges_s"]) == set(KEYS) for r in runs)
+    comm = load_machine_file("summit")
+    case = AppCase((32, 32), Decomposition(2, 1), steps=100)
+    options = ModelOptions(populated=False)
+    measured = predict_app(db, [case], comm, options)[0]
+    assert measured.comm["model"].startswith("measured")
+    per, _ = measured_exchanges(runs, 2, "float64").per_exchange(case.decomp, case.local)
+    assert measured.exchanges["z.x"] == pytest.approx(per["z.x"] * 100)
+    for forced in (
+        ModelOptions(populated=False, measured_exchanges=False),
+        ModelOptions(populated=False, scaling=Scaling(latency=2.0)),
+    ):
+        halo = predict_app(db, [case], comm, forced)[0]
+        assert not halo.comm["model"].startswith("measured")
+    four = AppCase((32, 32), Decomposition(2, 2), steps=100)  # 4 ranks: not calibrated
+    assert not predict_app(db, [four], comm, options)[0].comm["model"].startswith("measured")
+    db.close()

@@ -13,8 +13,10 @@ next), predicts each run with the application model, and prints
 plus, per grid, whether the scenario explorer's best decomposition is the
 measured best (or within 5% of it).  The database must already hold the
 shallow loop curves (`benchdb collect --kernels shallow`), the populated-node
-curves (`benchdb app calibrate --ranks 2`) and communication parameters
-(`benchdb comm collect` + fit, or --machine-file).
+curves and the in-situ exchange calibration (`benchdb app calibrate --ranks
+2`, whose grids are one octave of footprint apart from 3/4 of L1: none is a
+grid validated here) and communication parameters (`benchdb comm collect` +
+fit, or --machine-file).
 
     python benchmarks/app_validation.py --db sqlite:///val.sqlite [--machine-file F]
 """

@@ -137,8 +137,10 @@ def fit_method(module: ModuleType, curve: Curve) -> dict[str, Any]:
     ``"aspect"`` fitted to the curve's rectangles against that fit."""
     params = module.fit(curve.log_x, curve.rate)
     rect = curve.rectangles
+    if not len(rect):
+        return {**params, "aspect": {}}
     u = np.log(rect.footprint)
-    log_ratio = np.log(rect.rate / module.evaluate(params, u)) if len(rect) else u
+    log_ratio = np.log(rect.rate / module.evaluate(params, u))
     return {**params, "aspect": aspect.fit(u, rect.log_aspect, log_ratio)}
 
 

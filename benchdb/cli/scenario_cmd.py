@@ -64,6 +64,8 @@ def scenario(
         return
     for r in rows:
         r["energy_j"] = r["energy"]["total_j"] if r["energy"] else None
+        model = r["comm"].get("model", "") if r["ranks"] > 1 else "-"
+        r["exchanges_by"] = "measured" if model.startswith("measured") else model.split(" (")[0]
     print_table(
         rows,
         [
@@ -75,6 +77,7 @@ def scenario(
             ("vs_best", "vs best", lambda v: f"{v:.2f}x"),
             ("compute_s", "compute", fmt_seconds),
             ("exchange_s", "exchanges", fmt_seconds),
+            ("exchanges_by", "exchanges by", None),
             ("dominant", "dominant", None),
             ("energy_j", "energy", lambda v: f"{v:.3g} J"),
         ],

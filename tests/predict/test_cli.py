@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -75,6 +76,9 @@ def test_predict_json_many_shapes(url: str, tmp_path: Path, capsys) -> None:
     assert out["lookup"]["method"] == "logcurve" and out["lookup"]["params"]["X1"] > 0
     assert all(r["time_s"] > 0 and r["lo_footprint_bytes"] > 0 for r in out["predictions"])
     assert out["predictions"][-1]["extrapolated"] is True
+    by = {r["shape"]: r for r in out["predictions"]}  # rows run along the last (C) axis
+    assert by["100x100"]["log_aspect"] == 0 and by["100x100"]["aspect_extrapolated"] is False
+    assert by["600x400"]["log_aspect"] == pytest.approx(math.log(400 / math.sqrt(600 * 400)))
 
 
 def test_predict_table_and_no_numba_on_the_prediction_path(url: str) -> None:

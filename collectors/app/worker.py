@@ -171,7 +171,9 @@ def run_rank(comm: MPI.Comm, config: dict[str, Any]) -> dict[str, Any] | None:
         "reduction": model.reduction if diag_every else 0.0,
     }
     ranks = cart.gather(mine, root=0)
-    if cart.rank != 0:
+    root = cart.rank == 0
+    cart.Free()  # a calibration job runs dozens of cases, each with its own grid
+    if not root:
         return None
     return {
         "local_shape": list(model.local),

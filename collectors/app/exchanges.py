@@ -8,9 +8,10 @@ took a little longer this time (noise makes some rank late at every
 synchronisation, and the wait grows with the work between exchanges).
 Measured here (2-core EPYC, 88x88 grid on 2 ranks, 712-byte messages): the
 halo model said 1.1 us per exchange, the runs took 2.2 us (2x1: strided rows
-packed) and 1.4 us (1x2: contiguous columns); a bare ``MPI_Sendrecv`` after
-touching 400 KiB of other data took 1.6 us against 1.1 us with nothing in
-between, and 5.2 us after 4 MiB (the partner still busy).
+packed) and 1.4 us (1x2: contiguous columns); a bare ``MPI_Sendrecv`` of 712 B
+took 1.6 us with nothing in between, 2.2 us after each rank wrote 512 KiB of
+other data, 3.8 us after 4 MiB and 15 us after 16 MiB (the partner still busy;
+``benchmarks/sendrecv_after_work.py``).
 
 So, as paper 003 looks loop times up rather than deriving them, ``benchdb app
 calibrate`` also runs the distributed model itself, for every decomposition
@@ -31,7 +32,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from benchdb.app.decomposition import Decomposition
+from benchdb.app.decomposition import decompositions
 from benchdb.app.exchange_table import CALIBRATION_TAG
 from benchdb.app.model import AppCase
 from benchdb.db.engine import Database
@@ -50,30 +51,22 @@ SECONDS_PER_LOCAL_POINT = 10e-9
 SECONDS_OF_EXCHANGES = 14e-6
 
 
-def decompositions_of(ranks: int) -> list[Decomposition]:
-    return [Decomposition(px, ranks // px) for px in range(1, ranks + 1) if ranks % px == 0]
-
-
 def calibration_cases(machine: MachineInfo, ranks: int, precision: str) -> list[AppCase]:
     """Square global grids per decomposition of ``ranks``, local footprints one octave apart.
 
     The targets are per rank, up to 8x the LLC (every rank builds the global
     grid once to slice its block: ``ranks`` x that much memory for a moment).
+    Grid sides are multiples of ``ranks``, so every decomposition divides them.
     """
     bytes_per_point = SHALLOW.footprint_bytes((1, 1), precision) / 4  # 13 arrays, (M+1)(N+1)
     first = machine.data_caches()[0].size_bytes * START_FRACTION_OF_L1
     last = 8 * machine.last_level_cache().size_bytes
     targets = first * 2.0 ** np.arange(int(np.log2(last / first)) + 1)
+    sides = [math.sqrt(t * ranks / bytes_per_point) for t in targets]
+    grids = sorted({max(2 * ranks, ranks * round(side / ranks)) for side in sides})
     cases = []
-    for decomp in decompositions_of(ranks):
-        step = decomp.px * decomp.py  # a grid every decomposition divides
-        seen = set()
-        for target in targets:
-            side = math.sqrt(target * ranks / bytes_per_point)
-            g = max(step * 2, step * round(side / step))
-            if g in seen:
-                continue
-            seen.add(g)
+    for decomp in decompositions((grids[0], grids[0]), ranks):
+        for g in grids:
             per_step = SECONDS_PER_LOCAL_POINT * g * g / ranks + SECONDS_OF_EXCHANGES
             steps = max(3, math.ceil(SECONDS_PER_CASE / per_step))
             cases.append(AppCase((g, g), decomp, steps, precision))

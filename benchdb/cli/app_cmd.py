@@ -16,6 +16,8 @@ import typer
 from ..app.decomposition import parse_decomposition
 from ..app.model import predict_app
 from ..app.scenario import energy_of
+from ..errors import UserError
+from ..query import parse_shape, shape_key
 from ..units import fmt_seconds
 from .app_options import CaseOptions, WhatIf, option_group
 from .common import DbOption, JsonOption, err_console, open_db, print_json, print_table
@@ -160,6 +162,14 @@ def calibrate_cmd(
     sizes: Annotated[
         str | None, typer.Option("--sizes", help="Explicit shapes, e.g. 100x100,400x400.")
     ] = None,
+    near: Annotated[
+        str | None,
+        typer.Option(
+            "--near",
+            help="Refresh only what a run on this global grid (MxN) rests on, on both "
+            "sides of it: 1-process and populated curves, exchanges (about a minute).",
+        ),
+    ] = None,
     timeout: Annotated[
         float | None, typer.Option("--timeout", help="Stop each MPI job after this many s.")
     ] = None,
@@ -182,13 +192,62 @@ def calibrate_cmd(
     footprints one octave apart): packing, evicted buffers and the wait for a
     neighbour are part of an exchange, and the message model has none of them.
 
-    Example: benchdb app calibrate --ranks 2 --quick
+    On a shared host the curves drift with the other tenants (here every loop of a
+    run moved by up to 20-40 % within half an hour).  Before you rely on a
+    prediction for one grid, --near GRID re-measures, in about a minute, the curve
+    points and exchanges on both sides of that grid's blocks (never the blocks
+    themselves: the lookup still interpolates).
+
+    Examples:
+
+      benchdb app calibrate --ranks 2 --quick
+
+      benchdb app calibrate --ranks 2 --near 1600x1600
     """
+    database = open_db(db)
+    if near is not None:
+        if quick or sizes or not exchanges:
+            raise UserError(
+                "--near chooses its own sizes; leave out --quick, --sizes, --no-exchanges"
+            )
+        result = _calibrate_near(database, parse_shape(near, 2), ranks, timeout, as_json)
+    else:
+        result = _calibrate_full(database, ranks, quick, sizes, exchanges, timeout, as_json)
+    if as_json:
+        print_json(result)
+
+
+def _calibrate_near(
+    database: Any, grid: tuple[int, int], ranks: int, timeout: float | None, quiet: bool
+) -> dict[str, Any]:
+    from ..collectors.app.near import calibrate_near, near_plan
+
+    plan = near_plan(grid, ranks)
+    say = (lambda _: None) if quiet else err_console.print
+    with err_console.status(
+        f"calibrating near the {shape_key(grid)} grid on 1 and {ranks} ranks ..."
+    ):
+        result = calibrate_near(database, plan, timeout=timeout, progress=say)
+    say(
+        f"stored: 1-process run {result['single_run_id']}, populated run "
+        f"{result['populated_run_id']}, {result['exchange_app_runs']} exchange runs"
+    )
+    return result
+
+
+def _calibrate_full(
+    database: Any,
+    ranks: int,
+    quick: bool,
+    sizes: str | None,
+    exchanges: bool,
+    timeout: float | None,
+    quiet: bool,
+) -> dict[str, Any]:
     from ..collectors.app.exchanges import calibrate_exchanges, calibration_cases
     from ..collectors.app.populated import calibrate_populated
     from ..machine import detect_machine
 
-    database = open_db(db)
     with err_console.status(f"timing the shallow sweep on {ranks} ranks at once ..."):
         run_id, stored = calibrate_populated(
             database, ranks, quick=quick, sizes_spec=sizes, timeout=timeout
@@ -198,20 +257,17 @@ def calibrate_cmd(
         "measurements": stored,
         "context": f"fullstep:ppn{ranks}",
     }
-    if not as_json:
+    if not quiet:
         err_console.print(
             f"run {run_id}: stored {stored} measurements in context fullstep:ppn{ranks}"
         )
     if exchanges:
         with err_console.status(f"timing the halo exchanges of the model on {ranks} ranks ..."):
             cases = calibration_cases(detect_machine(), ranks, "float64")
-            runs = calibrate_exchanges(
-                database, cases, timeout=timeout, progress=err_console.print
-            )
+            runs = calibrate_exchanges(database, cases, timeout=timeout, progress=err_console.print)
         result["exchange_calibration"] = {"cases": len(cases), "app_runs": runs}
-        if not as_json:
+        if not quiet:
             err_console.print(
                 f"stored {runs} calibration runs of the exchanges ({len(cases)} cases)"
             )
-    if as_json:
-        print_json(result)
+    return result

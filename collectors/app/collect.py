@@ -72,9 +72,7 @@ def run_worker(ranks: int, config: dict[str, Any], timeout: float | None) -> Any
 
 
 def execute(req: AppRunRequest, fields_out: str | None) -> dict[str, Any]:
-    return run_worker(
-        req.decomp.ranks, {**_config(req), "fields_out": fields_out}, req.timeout
-    )
+    return run_worker(req.decomp.ranks, {**_config(req), "fields_out": fields_out}, req.timeout)
 
 
 def _config(req: AppCase) -> dict[str, Any]:

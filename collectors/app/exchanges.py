@@ -28,7 +28,7 @@ looks each field's exchange up by local footprint
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -64,9 +64,15 @@ def calibration_cases(machine: MachineInfo, ranks: int, precision: str) -> list[
     targets = first * 2.0 ** np.arange(int(np.log2(last / first)) + 1)
     sides = [math.sqrt(t * ranks / bytes_per_point) for t in targets]
     grids = sorted({max(2 * ranks, ranks * round(side / ranks)) for side in sides})
+    return square_cases(grids, ranks, precision)
+
+
+def square_cases(sides: list[int], ranks: int, precision: str) -> list[AppCase]:
+    """Every decomposition of ``ranks`` of each square grid, with steps for
+    :data:`SECONDS_PER_CASE` (sides are multiples of ``ranks``)."""
     cases = []
-    for decomp in decompositions((grids[0], grids[0]), ranks):
-        for g in grids:
+    for decomp in decompositions((sides[0], sides[0]), ranks):
+        for g in sides:
             per_step = SECONDS_PER_LOCAL_POINT * g * g / ranks + SECONDS_OF_EXCHANGES
             steps = max(3, math.ceil(SECONDS_PER_CASE / per_step))
             cases.append(AppCase((g, g), decomp, steps, precision))
@@ -79,6 +85,7 @@ def calibrate_exchanges(
     *,
     timeout: float | None = None,
     progress: Callable[[str], None] | None = None,
+    tags: Sequence[str] = (),
 ) -> int:
     """Run ``cases`` (:func:`calibration_cases`) ``PASSES`` times in one job, store them
     in one run; the number of app runs stored."""
@@ -106,7 +113,7 @@ def calibrate_exchanges(
         order,
         results,
         kind="app-calibrate",
-        tags=(CALIBRATION_TAG, f"ppn{ranks}"),
+        tags=(CALIBRATION_TAG, f"ppn{ranks}", *tags),
         config={"ranks": ranks, "passes": PASSES, **config},
     )
     return len(ids)

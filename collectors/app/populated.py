@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,15 @@ def main(argv: list[str]) -> None:
         comm.Abort(1)
 
 
+def check_ranks(ranks: int, cores: int) -> None:
+    """UserError unless 2 <= ``ranks`` <= ``cores``."""
+    if not 2 <= ranks <= cores:
+        raise UserError(
+            f"--ranks {ranks}: a populated node needs 2 to {cores} ranks "
+            "(one per core of this machine)"
+        )
+
+
 def calibrate_populated(
     db: Database,
     ranks: int,
@@ -88,16 +98,13 @@ def calibrate_populated(
     quick: bool = False,
     sizes_spec: str | None = None,
     timeout: float | None = None,
+    tags: Sequence[str] = (),
 ) -> tuple[int, int]:
     """Measure the shallow curves with ``ranks`` busy processes; (run id, points stored)."""
     from ..sweep import detect_context
 
     ctx = detect_context()
-    if not 2 <= ranks <= ctx.machine.cores:
-        raise UserError(
-            f"--ranks {ranks}: a populated node needs 2 to {ctx.machine.cores} ranks "
-            "(one per core of this machine)"
-        )
+    check_ranks(ranks, ctx.machine.cores)
     plan = build_plan(ctx.machine, kernels=["shallow"], sizes_spec=sizes_spec, quick=quick)
     worst = max(p.footprint_bytes for p in plan.points) * ranks
     from benchdb.machine import available_memory_bytes
@@ -122,7 +129,7 @@ def calibrate_populated(
             db,
             kind="app-calibrate",
             config={**config, "ranks": ranks},
-            tags=[f"ppn{ranks}"],
+            tags=[f"ppn{ranks}", *tags],
             machine=ctx.machine,
             environment=ctx.environment,
         ) as run,

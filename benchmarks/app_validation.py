@@ -5,7 +5,9 @@ For three global grids whose per-rank footprints sit in L2, L3 and DRAM
 model on 1 rank (1x1) and on every decomposition of 2 ranks (2x1, 1x2),
 ``--repeats`` times each (interleaved, median kept: on a shared 2-core machine
 two ranks streaming from DRAM vary by tens of percent from one minute to the
-next), predicts each run with the application model, and prints
+next; the runs of one rank count share one MPI job, so they follow each other
+within seconds instead of one ~25 s compilation apart), predicts each run with
+the application model, and prints
 
     grid, decomposition, predicted, measured (median), error, the runs' spread,
     worst per-loop error (against the per-loop medians)
@@ -34,7 +36,7 @@ import json
 import math
 import statistics
 
-from benchdb.collectors.app.collect import AppRunRequest, run_app
+from benchdb.collectors.app.collect import run_cases
 from benchdb.collectors.app.near import calibrate_near, near_plan
 
 from benchdb.app.decomposition import Decomposition
@@ -76,7 +78,7 @@ def main() -> None:
     ap.add_argument("--db", required=True)
     ap.add_argument("--machine-file", default=None)
     ap.add_argument("--seconds", type=float, default=2.0, help="target length of each run")
-    ap.add_argument("--repeats", type=int, default=3, help="runs of each case (median kept)")
+    ap.add_argument("--repeats", type=int, default=5, help="runs of each case (median kept)")
     ap.add_argument("--near", action="store_true", help="calibrate near each grid first")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -93,10 +95,12 @@ def main() -> None:
         cases = [AppCase(grid, d, steps) for d in DECOMPS]
         preds = predict_app(db, cases, comm, options)
         runs: list[list[dict]] = [[] for _ in cases]
-        for _ in range(args.repeats):  # interleaved: a slow spell hits every case alike
-            for i, case in enumerate(cases):
-                request = AppRunRequest(grid, case.decomp, steps, tags=("app-validation",))
-                runs[i].append(app_run_summary(db, run_app(db, request)))
+        for ranks in (1, 2):  # one job per rank count: the repeats run seconds apart
+            mine = [i for i, c in enumerate(cases) if c.decomp.ranks == ranks]
+            order = [i for _ in range(args.repeats) for i in mine]  # interleaved
+            ids = run_cases(db, [cases[i] for i in order], kind="app", tags=("app-validation",))
+            for i, app_run_id in zip(order, ids, strict=True):
+                runs[i].append(app_run_summary(db, app_run_id))
         measured = []
         for case, pred, done in zip(cases, preds, runs, strict=True):
             totals = [m["total_s"] for m in done]

@@ -121,7 +121,7 @@ def run_cmd(
 
     Example: benchdb app run --grid 1024x1024 --decomp 2x1 --steps 200
     """
-    from ..collectors.app.collect import AppRunRequest, run_app
+    from ..collectors.app.collect import AppRunRequest, run_app, validate
 
     req = run.app_case(
         parse_decomposition(decomp),
@@ -130,9 +130,7 @@ def run_cmd(
         timeout=timeout,
         tags=tuple(tag or ()),
     )
-    from ..collectors.app.collect import validate
-
-    validate(req)
+    validate(req, req.max_ranks)  # before the database is opened
     database = open_db(db)
     with err_console.status(f"running shallow {run.grid} on {req.decomp.ranks} ranks ..."):
         app_run_id = run_app(database, req)

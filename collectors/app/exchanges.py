@@ -40,7 +40,7 @@ from benchdb.errors import UserError
 from benchdb.machine import MachineInfo
 
 from ...kernels.geometry import SHALLOW
-from .collect import run_worker, store_app_runs
+from .collect import run_cases
 
 START_FRACTION_OF_L1 = 0.75
 PASSES = 3
@@ -91,29 +91,16 @@ def calibrate_exchanges(
     in one run; the number of app runs stored."""
     if not cases:
         raise UserError("no exchange calibration sizes fit this machine's caches")
-    ranks = cases[0].decomp.ranks
     order = [c for p in range(PASSES) for c in (cases if p % 2 == 0 else cases[::-1])]
     if progress:
         grids = ", ".join(sorted({f"{c.grid[0]}" for c in cases}, key=int))
         progress(f"exchange calibration: {len(order)} runs of grids {grids} (square) in one job")
-    config = {
-        "cases": [
-            {
-                "grid": list(c.grid),
-                "decomposition": [c.decomp.px, c.decomp.py],
-                "steps": c.steps,
-                "precision": c.precision,
-            }
-            for c in order
-        ]
-    }
-    results = run_worker(ranks, config, timeout)
-    ids = store_app_runs(
+    ids = run_cases(
         db,
         order,
-        results,
         kind="app-calibrate",
-        tags=(CALIBRATION_TAG, f"ppn{ranks}", *tags),
-        config={"ranks": ranks, "passes": PASSES, **config},
+        tags=(CALIBRATION_TAG, f"ppn{cases[0].decomp.ranks}", *tags),
+        timeout=timeout,
+        config={"ranks": cases[0].decomp.ranks, "passes": PASSES},
     )
     return len(ids)

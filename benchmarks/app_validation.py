@@ -20,13 +20,18 @@ curves and the in-situ exchange calibration (`benchdb app calibrate --ranks
 grid validated here) and communication parameters (`benchdb comm collect` +
 fit, or --machine-file).
 
-    python benchmarks/app_validation.py --db sqlite:///val.sqlite [--machine-file F] [--near]
+    python benchmarks/app_validation.py --db sqlite:///val.sqlite [--machine-file F] \
+        [--near] [--rounds R] [--repeats N]
 
 ``--near``: right before each grid's runs, ``benchdb app calibrate --near GRID``
 (:mod:`benchdb.collectors.app.near`) re-measures the curve points and exchanges
 on both sides of that grid's blocks, so that the prediction and the runs see
 the host in the same state (its other tenants move every loop of a run by tens
-of percent within half an hour here).
+of percent within half an hour here).  ``--rounds R``: calibrate and run R times
+per grid; the table compares the prediction from every round's calibration pooled
+with the median of every round's runs (the host's slow and fast spells, minutes
+long here, then weigh alike on both sides), and ``round_errors`` (JSON) gives each
+round's own prediction against its own runs.
 """
 
 from __future__ import annotations
@@ -73,6 +78,43 @@ def spread(totals: list[float]) -> str:
     return f"{100 * (min(totals) / mid - 1):+.0f}%/{100 * (max(totals) / mid - 1):+.0f}%"
 
 
+def measure_round(db, cases: list[AppCase], repeats: int) -> list[list[dict]]:
+    """``repeats`` runs of every case, interleaved, one MPI job per rank count (the
+    runs follow each other within seconds, not one ~25 s compilation apart)."""
+    runs: list[list[dict]] = [[] for _ in cases]
+    for ranks in sorted({c.decomp.ranks for c in cases}):
+        mine = [i for i, c in enumerate(cases) if c.decomp.ranks == ranks]
+        order = [i for _ in range(repeats) for i in mine]
+        ids = run_cases(db, [cases[i] for i in order], kind="app", tags=("app-validation",))
+        for i, app_run_id in zip(order, ids, strict=True):
+            runs[i].append(app_run_summary(db, app_run_id))
+    return runs
+
+
+def compare(case: AppCase, pred, done: list[dict]) -> dict:
+    """Predicted against the median of the measured runs, in total and per loop."""
+    totals = [m["total_s"] for m in done]
+    median_total = statistics.median(totals)
+    loops = {k: statistics.median(m["loops_s"][k] for m in done) for k in pred.loops
+             if k in done[0]["loops_s"]}  # fmt: skip
+    loop_errors = {k: pred.loops[k] / loops[k] - 1 for k in loops}
+    return {
+        "grid": f"{case.grid[0]}x{case.grid[1]}",
+        "decomposition": case.decomp.key,
+        "local_footprint_bytes": BYTES_PER_POINT * (case.local[0] + 1) * (case.local[1] + 1),
+        "steps": case.steps,
+        "predicted_s": pred.total_s,
+        "measured_s": median_total,
+        "measured_runs_s": totals,
+        "error": pred.total_s / median_total - 1,
+        "worst_loop_error": max(abs(e) for e in loop_errors.values()),
+        "loop_errors": loop_errors,
+        "predicted_exchange_s": pred.exchange_s,
+        "measured_exchange_s": statistics.median(sum(m["exchanges_s"].values()) for m in done),
+        "app_run_ids": [m["app_run_id"] for m in done],
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", required=True)
@@ -80,6 +122,9 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=2.0, help="target length of each run")
     ap.add_argument("--repeats", type=int, default=5, help="runs of each case (median kept)")
     ap.add_argument("--near", action="store_true", help="calibrate near each grid first")
+    ap.add_argument(
+        "--rounds", type=int, default=1, help="calibrate (--near) and run this many times per grid"
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     db = open_database(args.db)
@@ -88,62 +133,35 @@ def main() -> None:
     rows = []
     for level, g in grids().items():
         grid = (g, g)
-        if args.near:
-            calibrate_near(db, near_plan(grid, 2))
-        probe = predict_app(db, [AppCase(grid, d, 1) for d in DECOMPS], comm, options)
-        steps = max(10, math.ceil(args.seconds / max(p.total_s for p in probe)))
-        cases = [AppCase(grid, d, steps) for d in DECOMPS]
-        preds = predict_app(db, cases, comm, options)
-        runs: list[list[dict]] = [[] for _ in cases]
-        for ranks in (1, 2):  # one job per rank count: the repeats run seconds apart
-            mine = [i for i, c in enumerate(cases) if c.decomp.ranks == ranks]
-            order = [i for _ in range(args.repeats) for i in mine]  # interleaved
-            ids = run_cases(db, [cases[i] for i in order], kind="app", tags=("app-validation",))
-            for i, app_run_id in zip(order, ids, strict=True):
-                runs[i].append(app_run_summary(db, app_run_id))
-        measured = []
-        for case, pred, done in zip(cases, preds, runs, strict=True):
-            totals = [m["total_s"] for m in done]
-            median_total = statistics.median(totals)
-            measured.append(median_total)
-            loops = {k: statistics.median(m["loops_s"][k] for m in done) for k in pred.loops
-                     if k in done[0]["loops_s"]}  # fmt: skip
-            loop_errors = {k: pred.loops[k] / loops[k] - 1 for k in loops}
-            loop_err = max(abs(e) for e in loop_errors.values())
-            rows.append(
-                {
-                    "level": level,
-                    "grid": f"{g}x{g}",
-                    "decomposition": case.decomp.key,
-                    "local_footprint_bytes": BYTES_PER_POINT
-                    * (case.local[0] + 1)
-                    * (case.local[1] + 1),
-                    "steps": steps,
-                    "predicted_s": pred.total_s,
-                    "measured_s": median_total,
-                    "measured_runs_s": totals,
-                    "error": (pred.total_s - median_total) / median_total,
-                    "worst_loop_error": loop_err,
-                    "loop_errors": loop_errors,
-                    "predicted_exchange_s": pred.exchange_s,
-                    "measured_exchange_s": statistics.median(
-                        sum(m["exchanges_s"].values()) for m in done
-                    ),
-                    "app_run_ids": [m["app_run_id"] for m in done],
-                }
-            )
+        runs: list[list[dict]] = [[] for _ in DECOMPS]
+        round_errors: list[list[float]] = [[] for _ in DECOMPS]
+        for r in range(args.rounds):
+            if args.near:
+                calibrate_near(db, near_plan(grid, 2))
+            if r == 0:
+                probe = predict_app(db, [AppCase(grid, d, 1) for d in DECOMPS], comm, options)
+                steps = max(10, math.ceil(args.seconds / max(p.total_s for p in probe)))
+                cases = [AppCase(grid, d, steps) for d in DECOMPS]
+            now = predict_app(db, cases, comm, options)
+            for i, done in enumerate(measure_round(db, cases, args.repeats)):
+                runs[i] += done
+                mid = statistics.median(m["total_s"] for m in done)
+                round_errors[i].append(now[i].total_s / mid - 1)
+        preds = predict_app(db, cases, comm, options)  # every round's calibration pooled
+        measured = [statistics.median(m["total_s"] for m in done) for done in runs]
+        for case, pred, done, errs in zip(cases, preds, runs, round_errors, strict=True):
+            rows.append({"level": level, **compare(case, pred, done), "round_errors": errs})
         best_pred = min(range(3), key=lambda i: preds[i].total_s)
-        best_meas = min(measured)
-        for r in rows[-3:]:
-            r["scenario_best"] = DECOMPS[best_pred].key
-            r["scenario_best_vs_measured_best"] = measured[best_pred] / best_meas - 1
+        for row in rows[-3:]:
+            row["scenario_best"] = DECOMPS[best_pred].key
+            row["scenario_best_vs_measured_best"] = measured[best_pred] / min(measured) - 1
     if args.json:
         print(json.dumps(rows, indent=1))
         return
     head = (
         f"{'level':5} {'grid':>10} {'decomp':>6} {'local fp':>9} {'steps':>6} {'predicted':>10} "
         f"{'measured':>10} {'error':>7} {'runs spread':>11} {'loop err':>8} {'pred xch':>9} "
-        f"{'meas xch':>9} best"
+        f"{'meas xch':>9} {'best':>14} rounds"
     )
     print(head)
     for r in rows:
@@ -153,7 +171,8 @@ def main() -> None:
             f"{r['measured_s']:9.4f}s {100 * r['error']:+6.1f}% "
             f"{spread(r['measured_runs_s']):>11} {100 * r['worst_loop_error']:7.1f}% "
             f"{r['predicted_exchange_s']:8.4f}s {r['measured_exchange_s']:8.4f}s "
-            f"{r['scenario_best']} ({100 * r['scenario_best_vs_measured_best']:+.1f}%)"
+            f"{r['scenario_best']} ({100 * r['scenario_best_vs_measured_best']:+5.1f}%) "
+            + "/".join(f"{100 * e:+.0f}" for e in r["round_errors"])
         )
 
 

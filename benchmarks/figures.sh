@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every figure the issues ask for, measured in one sequential run on a quiet machine.
 #
-#   bash benchmarks/figures.sh [OUTDIR]      (default: ./figures-out; about 25 minutes here)
+#   bash benchmarks/figures.sh [OUTDIR]      (default: ./figures-out; about 40 minutes here)
 #
 # Each step's output goes to OUTDIR/<step>.log, and OUTDIR/steps.log records the load
 # average at its start and its wall time: figures taken under load are not comparable
@@ -50,5 +50,5 @@ step app_calibrate $B app calibrate --ranks 2 --db "$APPDB"
 step comm_collect $B comm collect --ranks 2 --db "$APPDB"
 step comm_fit $B comm fit --db "$APPDB"
 step comm_show $B comm show --db "$APPDB"
-step app_validation $P benchmarks/app_validation.py --db "$APPDB"
+step app_validation $P benchmarks/app_validation.py --db "$APPDB" --near --rounds 3
 echo "== done $(date +%T)" | tee -a "$OUT/steps.log"

@@ -191,7 +191,7 @@ def calibrate_cmd(
     neighbour are part of an exchange, and the message model has none of them.
 
     On a shared host the curves drift with the other tenants (here every loop of a
-    run moved by up to 20-40 % within half an hour).  Before you rely on a
+    run moved together by 15-40 % within half an hour).  Before you rely on a
     prediction for one grid, --near GRID re-measures, in about a minute, the curve
     points and exchanges on both sides of that grid's blocks (never the blocks
     themselves: the lookup still interpolates).

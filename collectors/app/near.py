@@ -1,13 +1,14 @@
 """Calibration near one target grid: fresh curve points on both sides of its blocks.
 
 Why: on a shared host the curves drift with the other tenants.  Measured here
-(2-core EPYC KVM guest, last-level cache and memory shared with other VMs):
-predicting real runs from curves taken 10-20 minutes before, every loop of a
-case was off by about the same amount -- all twelve loops of the 400x400
-single-rank run +18..+32 %, of the 1606x1606 single-rank run -7..-27 %, of the
-2-rank 1606x1606 runs -25..-42 % -- while the runs of one case spread only
-a few percent within a minute (``benchmarks/app_validation.py``).  The model
-was right; the machine it was calibrated on had become another machine.
+(2-core EPYC KVM guest, last-level cache and memory shared with other VMs;
+``benchmarks/app_validation.py``): predicting real runs from curves taken
+10-20 minutes before, every loop of a case was off by about the same amount
+-- all twelve loops of the 400x400 single-rank run +18..+32 %, of the
+1606x1606 single-rank run -7..-27 %, of the 2-rank 1606x1606 runs -25..-42 %.
+Loops that move together are not a per-loop model error: the machine had
+changed.  (Runs a few seconds apart also spread, by a few percent in a quiet
+hour and by +-15 % in a noisy one; no calibration removes that part.)
 
 So, right before a prediction is used for (or checked against) a run, ``benchdb
 app calibrate --near GRID`` re-measures only what that run's prediction rests

@@ -202,25 +202,23 @@ def calibrate_cmd(
 
       benchdb app calibrate --ranks 2 --near 1600x1600
     """
-    database = open_db(db)
-    if near is not None:
-        if quick or sizes or not exchanges:
-            raise UserError(
-                "--near chooses its own sizes; leave out --quick, --sizes, --no-exchanges"
-            )
-        result = _calibrate_near(database, parse_shape(near, 2), ranks, timeout, as_json)
+    if near is None:
+        result = _calibrate_full(open_db(db), ranks, quick, sizes, exchanges, timeout, as_json)
+    elif quick or sizes or not exchanges:
+        raise UserError("--near chooses its own sizes; leave out --quick, --sizes, --no-exchanges")
     else:
-        result = _calibrate_full(database, ranks, quick, sizes, exchanges, timeout, as_json)
+        result = _calibrate_near(db, parse_shape(near, 2), ranks, timeout, as_json)
     if as_json:
         print_json(result)
 
 
 def _calibrate_near(
-    database: Any, grid: tuple[int, int], ranks: int, timeout: float | None, quiet: bool
+    db: str | None, grid: tuple[int, int], ranks: int, timeout: float | None, quiet: bool
 ) -> dict[str, Any]:
     from ..collectors.app.near import calibrate_near, near_plan
 
-    plan = near_plan(grid, ranks)
+    plan = near_plan(grid, ranks)  # checked before the database is opened
+    database = open_db(db)
     say = (lambda _: None) if quiet else err_console.print
     with err_console.status(
         f"calibrating near the {shape_key(grid)} grid on 1 and {ranks} ranks ..."

@@ -38,7 +38,11 @@ def test_plan_needs_a_grid_the_ranks_divide() -> None:
         near_plan((41, 41), 2)
 
 
-def test_near_without_a_full_calibration_is_refused(sqlite_url: str) -> None:
+def test_near_without_a_full_calibration_is_refused(sqlite_url: str, tmp_path) -> None:
+    untouched = tmp_path / "never.sqlite"
+    proc = benchdb("app", "calibrate", "--near", "41x41", "--db", f"sqlite:///{untouched}")
+    assert_user_error(proc, "multiples of 2")
+    assert not untouched.exists()  # checked before the database is opened
     proc = benchdb("app", "calibrate", "--near", "40x40", "--db", sqlite_url)
     assert_user_error(proc, "app calibrate --ranks 2` first")
     assert app_runs(open_database(sqlite_url)) == []

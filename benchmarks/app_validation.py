@@ -32,6 +32,13 @@ per grid; the table compares the prediction from every round's calibration poole
 with the median of every round's runs (the host's slow and fast spells, minutes
 long here, then weigh alike on both sides), and ``round_errors`` (JSON) gives each
 round's own prediction against its own runs.
+
+Host probes: before each round's calibration, between it and the runs, and after
+the runs, the sweep's own measurement (20 ms samples, pinned, median) of the
+shallow loops on the L2 and on the DRAM grid (1 rank).  They are not used by the
+prediction; they show how far the host moved between a calibration and the runs
+it is compared with (``probes_us`` in the JSON, ``host drift`` in the table:
+the probe during the runs over the probe during the calibration).
 """
 
 from __future__ import annotations
@@ -43,6 +50,10 @@ import statistics
 
 from benchdb.collectors.app.collect import run_cases
 from benchdb.collectors.app.near import calibrate_near, near_plan
+from benchdb.collectors.placement import pinned
+from benchdb.collectors.plan import DEFAULT_SAMPLE_TIME
+from benchdb.collectors.timing import time_point
+from benchdb.kernels import get_benchmark
 
 from benchdb.app.decomposition import Decomposition
 from benchdb.app.inputs import comm_params
@@ -53,6 +64,8 @@ from benchdb.machine import detect_machine
 
 BYTES_PER_POINT = 13 * 8  # paper 003 eq. 9
 DECOMPS = (Decomposition(1, 1), Decomposition(2, 1), Decomposition(1, 2))
+SWEEP_SAMPLES = 15  # a default sweep point: 5 samples in each of 3 passes
+PROBE_LEVELS = ("L2", "DRAM")
 
 
 def grid_for(footprint: float) -> int:
@@ -69,6 +82,44 @@ def grids() -> dict[str, int]:
         "L2": grid_for(0.8 * l2),  # 1 rank: 0.8 L2; 2 ranks: 0.4 L2 each
         "L3": grid_for(0.5 * llc),  # the two ranks share the LLC: 0.25 LLC each
         "DRAM": grid_for(8 * llc),
+    }
+
+
+def loop_sums(samples: dict[str, list[float]]) -> list[float]:
+    """Per sample, the seconds per step summed over the loops (not the un-clocked step)."""
+    loops = [v for k, v in samples.items() if k != "shallow.step"]
+    return [float(sum(s)) for s in zip(*loops, strict=True)]
+
+
+def sweep_median(prepared) -> float:  # type: ignore[no-untyped-def]
+    """Seconds per step (loops summed) as a default sweep point measures it: pinned to one
+    CPU, 15 samples of 20 ms, median."""
+    with pinned(1):
+        timing = time_point(prepared, DEFAULT_SAMPLE_TIME, SWEEP_SAMPLES)
+    return statistics.median(loop_sums(timing.samples))
+
+
+class HostProbe:
+    """The shallow loops at fixed sizes, prepared once: the host's speed at a moment."""
+
+    def __init__(self, sides: dict[str, int]) -> None:
+        bench = get_benchmark("shallow")
+        self.prepared = {lvl: bench.prepare((m, m), "float64", 1) for lvl, m in sides.items()}
+
+    def __call__(self) -> dict[str, float]:
+        """Microseconds per step at each probe size, now."""
+        return {lvl: 1e6 * sweep_median(p) for lvl, p in self.prepared.items()}
+
+
+def drift(probes: dict[str, dict[str, float]]) -> dict[str, float]:
+    """Per probe size, the probe around the runs over the probe around the calibration."""
+
+    def mean(a: str, b: str, lvl: str) -> float:
+        return (probes[a][lvl] + probes[b][lvl]) / 2
+
+    return {
+        lvl: mean("before_runs", "after_runs", lvl) / mean("before_calibration", "before_runs", lvl)
+        for lvl in probes["after_runs"]
     }
 
 
@@ -130,27 +181,36 @@ def main() -> None:
     db = open_database(args.db)
     comm = comm_params(db, args.machine_file, None)
     options = ModelOptions()
+    sides = grids()
+    probe = HostProbe({lvl: sides[lvl] for lvl in PROBE_LEVELS})
     rows = []
-    for level, g in grids().items():
+    for level, g in sides.items():
         grid = (g, g)
         runs: list[list[dict]] = [[] for _ in DECOMPS]
         round_errors: list[list[float]] = [[] for _ in DECOMPS]
+        probes: list[dict[str, dict[str, float]]] = []
         for r in range(args.rounds):
+            probes.append({"before_calibration": probe()})
             if args.near:
                 calibrate_near(db, near_plan(grid, 2))
             if r == 0:
-                probe = predict_app(db, [AppCase(grid, d, 1) for d in DECOMPS], comm, options)
-                steps = max(10, math.ceil(args.seconds / max(p.total_s for p in probe)))
+                one = predict_app(db, [AppCase(grid, d, 1) for d in DECOMPS], comm, options)
+                steps = max(10, math.ceil(args.seconds / max(p.total_s for p in one)))
                 cases = [AppCase(grid, d, steps) for d in DECOMPS]
             now = predict_app(db, cases, comm, options)
+            probes[-1]["before_runs"] = probe()
             for i, done in enumerate(measure_round(db, cases, args.repeats)):
                 runs[i] += done
                 mid = statistics.median(m["total_s"] for m in done)
                 round_errors[i].append(now[i].total_s / mid - 1)
+            probes[-1]["after_runs"] = probe()
         preds = predict_app(db, cases, comm, options)  # every round's calibration pooled
         measured = [statistics.median(m["total_s"] for m in done) for done in runs]
         for case, pred, done, errs in zip(cases, preds, runs, round_errors, strict=True):
-            rows.append({"level": level, **compare(case, pred, done), "round_errors": errs})
+            rows.append({
+                "level": level, **compare(case, pred, done), "round_errors": errs,
+                "probes_us": probes, "host_drift": [drift(p) for p in probes],
+            })  # fmt: skip
         best_pred = min(range(3), key=lambda i: preds[i].total_s)
         for row in rows[-3:]:
             row["scenario_best"] = DECOMPS[best_pred].key
@@ -161,7 +221,7 @@ def main() -> None:
     head = (
         f"{'level':5} {'grid':>10} {'decomp':>6} {'local fp':>9} {'steps':>6} {'predicted':>10} "
         f"{'measured':>10} {'error':>7} {'runs spread':>11} {'loop err':>8} {'pred xch':>9} "
-        f"{'meas xch':>9} {'best':>14} rounds"
+        f"{'meas xch':>9} {'best':>14} rounds (host drift {'/'.join(PROBE_LEVELS)})"
     )
     print(head)
     for r in rows:
@@ -172,7 +232,10 @@ def main() -> None:
             f"{spread(r['measured_runs_s']):>11} {100 * r['worst_loop_error']:7.1f}% "
             f"{r['predicted_exchange_s']:8.4f}s {r['measured_exchange_s']:8.4f}s "
             f"{r['scenario_best']} ({100 * r['scenario_best_vs_measured_best']:+5.1f}%) "
-            + "/".join(f"{100 * e:+.0f}" for e in r["round_errors"])
+            + " ".join(
+                f"{100 * e:+.0f}%({'/'.join(f'{100 * (d[lvl] - 1):+.0f}' for lvl in PROBE_LEVELS)})"
+                for e, d in zip(r["round_errors"], r["host_drift"], strict=True)
+            )
         )
 
 

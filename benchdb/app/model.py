@@ -153,10 +153,20 @@ class AppPrediction:
     context: str
     extrapolated: list[str]
     comm: dict[str, Any]
+    loop_uncertainty: dict[str, float] = field(default_factory=dict)
 
     @property
     def compute_s(self) -> float:
         return sum(self.loops.values())
+
+    @property
+    def compute_uncertainty_s(self) -> float:
+        """The loops' lookup uncertainties (``uncertainty_rel``: the spread of the curve's
+        samples at the bracketing sizes), added as fully correlated: on a shared host the
+        other tenants move every loop of a run together (measured: issue 7's validation),
+        so they do not average out over the loops.  Not in it: the interpolation error
+        between measured sizes (``benchdb validate`` measures that) and the exchanges."""
+        return sum(t * self.loop_uncertainty.get(k, 0.0) for k, t in self.loops.items())
 
     @property
     def exchange_s(self) -> float:
@@ -184,12 +194,14 @@ class AppPrediction:
             "precision": c.precision,
             "total_s": self.total_s,
             "compute_s": self.compute_s,
+            "compute_uncertainty_s": self.compute_uncertainty_s,
             "exchange_s": self.exchange_s,
             "reduction_s": self.reduction_s,
             "dominant": self.dominant,
             "overlap": self.overlap,
             "context": self.context,
             "loops_s": self.loops,
+            "loops_uncertainty_rel": self.loop_uncertainty,
             "exchanges_s": self.exchanges,
             "extrapolated": self.extrapolated,
             "comm": self.comm,
@@ -207,15 +219,16 @@ def _ranks_on_node(case: AppCase, options: ModelOptions, comm: CommParams | None
 
 def _compute(
     db: Any, cases: Sequence[AppCase], contexts: Sequence[str], options: ModelOptions
-) -> list[tuple[dict[str, float], list[str]]]:
-    """Per case, seconds per kernel (N_itr = steps) and the kernels that extrapolated.
+) -> list[tuple[dict[str, float], dict[str, float], list[str]]]:
+    """Per case, seconds per kernel (N_itr = steps), their relative uncertainties and the
+    kernels that extrapolated.
 
     One predictor call per (kernel, precision, context) with every local shape
     at once: the fit is built (or read back) once.
     """
     from ..predict import DEFAULT_METHOD, predict
 
-    out: list[tuple[dict[str, float], list[str]]] = [({}, []) for _ in cases]
+    out: list[tuple[dict[str, float], dict[str, float], list[str]]] = [({}, {}, []) for _ in cases]
     groups: dict[tuple[str, str, str], list[int]] = {}
     for i, (case, ctx) in enumerate(zip(cases, contexts, strict=True)):
         for kernel in _kernels_for(case):
@@ -241,10 +254,13 @@ def _compute(
                 f"{exc}; measure the curves of a node with {ppn} busy processes with "
                 f"`benchdb app calibrate --ranks {ppn}`, or predict with --single-process-curves"
             ) from exc
-        for i, t, ext in zip(idx, frame["time_s"], frame["extrapolated"], strict=True):
+        rows = zip(idx, frame["time_s"], frame["uncertainty_rel"], frame["extrapolated"],
+                   strict=True)  # fmt: skip
+        for i, t, unc, ext in rows:
             out[i][0][kernel] = float(t) / options.scaling.compute
+            out[i][1][kernel] = float(unc)
             if ext:
-                out[i][1].append(kernel)
+                out[i][2].append(kernel)
     return out
 
 
@@ -324,7 +340,7 @@ def predict_app(
     computed = _compute(db, cases, contexts, options)
     tables = _measured_tables(db, cases, options)
     results = []
-    for case, ctx, rpn, (loops, extrap) in zip(cases, contexts, rpns, computed, strict=True):
+    for case, ctx, rpn, (loops, unc, extrap) in zip(cases, contexts, rpns, computed, strict=True):
         if case.decomp.ranks == 1:
             exchanges, described, reduction = {}, {"model": "serial periodic boundary"}, 0.0
         else:
@@ -335,7 +351,7 @@ def predict_app(
             reduction = _reduction(case, comm, options, rpn)
         results.append(
             AppPrediction(
-                case, loops, exchanges, reduction, options.overlap, ctx, extrap, described
+                case, loops, exchanges, reduction, options.overlap, ctx, extrap, described, unc
             )
         )
     return results

@@ -62,6 +62,9 @@ def predict_cmd(
 ) -> None:
     """Predict a whole run: loops from the lookup, exchanges as `app calibrate` measured
     them in the running model (else from the halo model; --halo-model forces it).
+    The ± is the lookup's spread of the loops (their samples' spread at the bracketing
+    sizes, added as moving together); the exchanges and the interpolation between
+    measured sizes are not in it.
 
     Example: benchdb app predict --grid 1024x1024 --decomp 2x1 --steps 200
     """
@@ -92,7 +95,8 @@ def predict_cmd(
     )
     energy = out["energy"]
     err_console.print(
-        f"predicted total {fmt_seconds(pred.total_s)} (compute {fmt_seconds(pred.compute_s)}, "
+        f"predicted total {fmt_seconds(pred.total_s)} ± {fmt_seconds(pred.compute_uncertainty_s)}"
+        f" (compute {fmt_seconds(pred.compute_s)}, "
         f"exchanges {fmt_seconds(pred.exchange_s)}"
         + (f" by the {pred.comm['model']}" if case.decomp.ranks > 1 else "")
         + f", reductions {fmt_seconds(pred.reduction_s)}"

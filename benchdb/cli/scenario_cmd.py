@@ -43,6 +43,9 @@ def scenario(
 ) -> None:
     """Rank decompositions (and rank counts) of a grid by predicted run time.
 
+    ± is the loops' lookup spread (see `benchdb app predict --help`) over the total:
+    decompositions closer than that are not told apart by the curves.
+
     Examples:
 
       benchdb scenario --grid 1024x1024 --ranks 1,2 --steps 200
@@ -64,6 +67,7 @@ def scenario(
         return
     for r in rows:
         r["energy_j"] = r["energy"]["total_j"] if r["energy"] else None
+        r["spread"] = r["compute_uncertainty_s"] / r["total_s"] if r["total_s"] > 0 else 0.0
         model = r["comm"].get("model", "") if r["ranks"] > 1 else "-"
         r["exchanges_by"] = "measured" if model.startswith("measured") else model.split(" (")[0]
     print_table(
@@ -74,6 +78,7 @@ def scenario(
             ("ranks", "ranks", None),
             ("local_shape", "local", lambda v: f"{v[0]}x{v[1]}"),
             ("total_s", "predicted", fmt_seconds),
+            ("spread", "±", lambda v: f"{100 * v:.0f}%"),
             ("vs_best", "vs best", lambda v: f"{v:.2f}x"),
             ("compute_s", "compute", fmt_seconds),
             ("exchange_s", "exchanges", fmt_seconds),

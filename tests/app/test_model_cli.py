@@ -42,8 +42,12 @@ def test_model_is_the_sum_of_lookup_and_halo_terms(measured_url: str) -> None:
     case = AppCase((96, 64), Decomposition(2, 1), steps=10)
     options = ModelOptions(populated=False)
     pred = predict_app(db, [case], comm, options)[0]
-    cu = predict(db, "shallow.cu", [(48, 64)], iterations=10)["time_s"][0]
-    assert pred.loops["shallow.cu"] == pytest.approx(cu)
+    frames = {k: predict(db, k, [(48, 64)], iterations=10) for k in pred.loops}
+    assert pred.loops["shallow.cu"] == pytest.approx(frames["shallow.cu"]["time_s"][0])
+    # the loops' lookup spreads, added as moving together
+    spread = sum(f["time_s"][0] * f["uncertainty_rel"][0] for f in frames.values())
+    assert spread > 0 and pred.compute_uncertainty_s == pytest.approx(spread)
+    assert pred.to_dict()["compute_uncertainty_s"] == pytest.approx(spread)
     halo = predict_halo2d(comm, (2, 1), (48, 64), ranks_per_node=2, shift=True)
     assert pred.exchange_s == pytest.approx(7 * 10 * halo.seconds)
     assert pred.total_s == pytest.approx(pred.compute_s + pred.exchange_s)
@@ -113,6 +117,10 @@ def test_predict_cli_json_and_errors(measured_url: str, sqlite_url: str) -> None
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["decomposition"] == "2x1" and len(out["exchanges_s"]) == 14
+    assert set(out["loops_uncertainty_rel"]) == set(out["loops_s"])
+    text = benchdb(*[a for a in proc.args[3:] if a != "--json"])
+    assert text.returncode == 0, text.stderr
+    assert "predicted total" in text.stderr and " ± " in text.stderr
     assert_user_error(
         benchdb("app", "predict", "--grid", "96x64", "--decomp", "5x1", "--db", measured_url),
         "does not divide",

@@ -15,10 +15,21 @@ app calibrate --near GRID`` re-measures only what that run's prediction rests
 on: the single-process and the populated (``--ranks`` busy) shallow curves at
 two square blocks whose footprints are :data:`NEAR_FACTOR` smaller and larger
 than each rank count's local block, and the model's exchanges on square global
-grids on both sides of GRID.  Never the block or the grid itself: the lookup
-still interpolates, now between points minutes old.  The points join the
-curves like any other pass of the same environment and, being the nearest,
-carry the interpolation at the target.  About a minute here.
+grids on both sides of GRID.  It does not add the block or the grid itself:
+the lookup still interpolates, now between points minutes old.  The points
+join the curves like any other pass of the same environment and, being the
+nearest, carry the interpolation at the target.  About a minute here.
+
+Points of the full calibration that lie *between* the two bracketing footprints
+are measured again too.  Measured (``benchmarks/app_validation.py --near``): the
+sweep's sizes and the validation's grids both derive from the cache sizes, so
+the full sweep had measured 1606x1606 itself, 401x401 next to the 400x400 grid
+and 1135x1135 at the 2-rank 1606x1606 block's footprint (128.0 against 128.2
+MiB).  Being nearer than the fresh points, those half-hour-old points carried
+the lookup, and the prediction followed the host of half an hour before:
+-22 % for 400x400 on 1 rank and +13/+17 % for 1606x1606 on 2 ranks, the same
+sign in every round.  A re-measured point pools its old and its fresh samples
+(the lookup's median over runs), so each round moves it further to the present.
 """
 
 from __future__ import annotations
@@ -28,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
 
 from benchdb.app.decomposition import decompositions
 from benchdb.app.model import AppCase, populated_context
@@ -102,13 +113,10 @@ def near_plan(grid: tuple[int, int], ranks: int, precision: str = "float64") -> 
     )
 
 
-def check_full_calibration(db: Database, ctx: Context, ranks: int) -> None:
-    """UserError unless this machine and environment hold the shallow curves of one
-    and of ``ranks`` busy processes: fresh points must join the curves they refresh,
-    and the lookup reads one environment (a code or library change starts a new one)."""
-    wanted = {populated_context(1), populated_context(ranks)}
-    stmt = (
-        select(Run.id, Measurement.context)
+def _shallow_points(ctx: Context, *columns: Any) -> Select:
+    """``columns`` of this machine's and environment's shallow measurements."""
+    return (
+        select(*columns)
         .join(Run, Run.id == Measurement.run_id)
         .join(Machine, Machine.id == Run.machine_id)
         .join(Environment, Environment.id == Run.environment_id)
@@ -117,10 +125,17 @@ def check_full_calibration(db: Database, ctx: Context, ranks: int) -> None:
             Machine.fingerprint == ctx.machine.fingerprint,
             Environment.fingerprint == ctx.environment.fingerprint,
             Kernel.name.like("shallow.%"),
-            Measurement.context.in_(wanted),
         )
         .distinct()
     )
+
+
+def check_full_calibration(db: Database, ctx: Context, ranks: int) -> None:
+    """UserError unless this machine and environment hold the shallow curves of one
+    and of ``ranks`` busy processes: fresh points must join the curves they refresh,
+    and the lookup reads one environment (a code or library change starts a new one)."""
+    wanted = {populated_context(1), populated_context(ranks)}
+    stmt = _shallow_points(ctx, Run.id, Measurement.context).where(Measurement.context.in_(wanted))
     with db.session() as s:
         found = {c for run_id, c in s.execute(stmt) if NEAR_TAG not in s.get(Run, run_id).tags}
     missing = wanted - found
@@ -131,6 +146,27 @@ def check_full_calibration(db: Database, ctx: Context, ranks: int) -> None:
             f"no shallow curves in context {', '.join(sorted(missing))}; run `benchdb collect "
             f"--kernels shallow` and `benchdb app calibrate --ranks {ranks}` first"
         )
+
+
+def with_points_between(
+    db: Database,
+    ctx: Context,
+    context: str,
+    squares: tuple[tuple[int, int], ...],
+    precision: str = "float64",
+) -> tuple[tuple[int, int], ...]:
+    """``squares`` and every shape already measured in ``context`` whose footprint lies
+    between the smallest and the largest of theirs: nearer to the target than the fresh
+    squares, such a point would carry the lookup with its old samples."""
+    footprints = [SHALLOW.footprint_bytes(sq, precision) for sq in squares]
+    stmt = _shallow_points(ctx, Measurement.shape).where(
+        Measurement.context == context,
+        Measurement.precision == precision,
+        Measurement.footprint_bytes.between(min(footprints), max(footprints)),
+    )
+    with db.session() as s:
+        inside = {(int(a), int(b)) for a, b in s.scalars(stmt)}
+    return tuple(sorted(set(squares) | inside))
 
 
 def calibrate_near(
@@ -146,11 +182,13 @@ def calibrate_near(
     check_ranks(plan.ranks, ctx.machine.cores)
     check_full_calibration(db, ctx, plan.ranks)
     say = progress or (lambda _: None)
-    single = plan.sizes_spec(plan.single)
+    single = plan.sizes_spec(with_points_between(db, ctx, populated_context(1), plan.single))
     say(f"1 process: shallow at {single}")
     sweep = build_plan(ctx.machine, kernels=["shallow"], sizes_spec=single)
     result = run_sweep(db, sweep, tags=[NEAR_TAG], context=ctx)
-    populated = plan.sizes_spec(plan.populated)
+    populated = plan.sizes_spec(
+        with_points_between(db, ctx, populated_context(plan.ranks), plan.populated)
+    )
     say(f"{plan.ranks} processes at once: shallow at {populated}")
     populated_run, stored = calibrate_populated(
         db, plan.ranks, sizes_spec=populated, timeout=timeout, tags=(NEAR_TAG,)

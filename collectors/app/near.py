@@ -27,8 +27,8 @@ the full sweep had measured 1606x1606 itself, 401x401 next to the 400x400 grid
 and 1135x1135 at the 2-rank 1606x1606 block's footprint (128.0 against 128.2
 MiB).  Being nearer than the fresh points, those half-hour-old points carried
 the lookup, and the prediction followed the host of half an hour before:
--22 % for 400x400 on 1 rank and +13/+17 % for 1606x1606 on 2 ranks, the same
-sign in every round.  A re-measured point pools its old and its fresh samples
+-22 % for 400x400 on 1 rank and +13/+17 % for 1606x1606 on 2 ranks, off the
+same way in two or three of three rounds.  A re-measured point pools its old and its fresh samples
 (the lookup's median over runs), so each round moves it further to the present.
 """
 

@@ -8,11 +8,20 @@ x86-64, ~15 ns).  Ticks become seconds with a rate calibrated once against
 ``time.perf_counter``; this assumes an invariant TSC (``constant_tsc`` and
 ``nonstop_tsc`` in ``/proc/cpuinfo``), which every x86-64 server of the last
 decade has.
+
+The rate's error goes whole into every time a process measures, so each end of
+the calibration is a counter read bracketed by two ``perf_counter`` reads, the
+narrowest of a burst: a process preempted between two reads (both cores busy)
+widens that bracket and is skipped, instead of moving the rate.  Measured here
+(``benchmarks/tick_rate.py --calibrations 20`` during an app validation),
+reading the two clocks one after the other at each end of three 15 ms sleeps
+had put the rate up to 1 % off in 5 of 20 calibrations.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -47,17 +56,44 @@ def _back_to_back(out: np.ndarray) -> None:
         out[k] = tick() - t0
 
 
+CALIBRATION_S = 0.05
+BRACKET_TRIES = 25
+
+
+@dataclass(frozen=True)
+class ClockPair:
+    """A counter read and the ``perf_counter`` interval around it."""
+
+    ticks: int
+    seconds: float  # middle of the bracket
+    width: float  # the bracket's length: the uncertainty of ``seconds``
+
+
+def clock_pair(tries: int = BRACKET_TRIES) -> ClockPair:
+    """The narrowest of ``tries`` bracketed counter reads."""
+    pairs = []
+    for _ in range(tries):
+        a = time.perf_counter()
+        c = tick()
+        b = time.perf_counter()
+        pairs.append(ClockPair(c, (a + b) / 2, b - a))
+    return min(pairs, key=lambda p: p.width)
+
+
+def rate_between(start: ClockPair, end: ClockPair) -> tuple[float, float]:
+    """Ticks per second from ``start`` to ``end``, and its relative error bound: each
+    read happened somewhere inside its bracket, at most half a width from the middle."""
+    span = end.seconds - start.seconds
+    return (end.ticks - start.ticks) / span, (start.width + end.width) / 2 / span
+
+
 @cache
 def tick_rate() -> float:
-    """Ticks per second, calibrated once over ~50 ms against ``time.perf_counter``."""
+    """Ticks per second, calibrated once per process over CALIBRATION_S."""
     tick()  # compile before calibrating
-    rates = []
-    for _ in range(3):
-        c0, t0 = tick(), time.perf_counter()
-        time.sleep(0.015)
-        c1, t1 = tick(), time.perf_counter()
-        rates.append((c1 - c0) / (t1 - t0))
-    rate = float(np.median(rates))
+    start = clock_pair()
+    time.sleep(CALIBRATION_S)
+    rate, _ = rate_between(start, clock_pair())
     if rate <= 0:
         raise RuntimeError("llvm.readcyclecounter does not count on this CPU")
     return rate

@@ -163,6 +163,8 @@ def compare(case: AppCase, pred, done: list[dict]) -> dict:
         "loop_errors": loop_errors,
         "predicted_exchange_s": pred.exchange_s,
         "measured_exchange_s": statistics.median(sum(m["exchanges_s"].values()) for m in done),
+        "predicted_untimed_s": pred.untimed_s,
+        "measured_untimed_s": statistics.median(m["untimed_s"] for m in done),
         "app_run_ids": [m["app_run_id"] for m in done],
     }
 

@@ -12,6 +12,14 @@ after a group of loops absorbs the neighbour's lateness, which is noise -- one
 and 12), interpolated linearly in log-log between the calibrated grids and
 held at the end values beyond them (flagged as extrapolated).  A decomposition
 that was not calibrated falls back to the halo model.
+
+The same runs give one more series, :data:`UNTIMED`: the rank's wall time per
+step that neither a loop timer nor an exchange timer covers (the calls between
+them, the clock reads themselves; the loop curves have the reads' cost taken
+out).  Measured here (Xeon, 2 ranks, ``app calibrate --ranks 2``): 2-3 us a
+step on grids up to 150x150, 3-4 % of a 126x126 run, then growing with the
+block to 0.3-0.6 % of the large grids' steps.  A model without it predicted
+every 2-rank run of that grid 3-4 % low.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from ..kernels.geometry import SHALLOW
 from .decomposition import Decomposition
 
 CALIBRATION_TAG = "exchange-calibration"
+UNTIMED = "untimed"  # the series of the time outside the loop and exchange timers
 
 
 @dataclass(frozen=True)
@@ -41,16 +50,27 @@ class MeasuredExchanges:
     def covers(self, decomp: Decomposition) -> bool:
         return decomp.key in self.series
 
-    def per_exchange(
+    def _lookup(
         self, decomp: Decomposition, local: tuple[int, int]
     ) -> tuple[dict[str, float], bool]:
-        """Seconds per exchange of every ``field.axis`` and whether it extrapolates."""
         u = float(np.log(SHALLOW.footprint_bytes(local, self.precision)))
         out, outside = {}, False
         for key, (xs, ys) in self.series[decomp.key].items():
             out[key] = float(np.exp(np.interp(u, xs, ys)))
             outside |= not xs[0] <= u <= xs[-1]
         return out, outside
+
+    def per_exchange(
+        self, decomp: Decomposition, local: tuple[int, int]
+    ) -> tuple[dict[str, float], bool]:
+        """Seconds per exchange of every ``field.axis`` and whether it extrapolates."""
+        out, outside = self._lookup(decomp, local)
+        out.pop(UNTIMED)
+        return out, outside
+
+    def untimed(self, decomp: Decomposition, local: tuple[int, int]) -> float:
+        """Seconds per step outside the loop and exchange timers."""
+        return self._lookup(decomp, local)[0][UNTIMED]
 
     def describe(self, decomp: Decomposition) -> dict[str, Any]:
         xs = next(iter(self.series[decomp.key].values()))[0]
@@ -59,6 +79,12 @@ class MeasuredExchanges:
             "calibrated_local_footprints_bytes": [float(np.exp(xs[0])), float(np.exp(xs[-1]))],
             "calibration_app_runs": len(self.app_run_ids),
         }
+
+
+def _per_step(run: dict[str, Any]) -> dict[str, float]:
+    """Seconds per step of each exchange and of :data:`UNTIMED` (the slowest rank's)."""
+    seconds = {**run["exchanges_s"], UNTIMED: run["untimed_s"]}
+    return {k: v / run["steps"] for k, v in seconds.items()}
 
 
 def measured_exchanges(
@@ -81,8 +107,9 @@ def measured_exchanges(
         px, py = (int(v) for v in decomp.split("x"))
         local = Decomposition(px, py).local_shape(grid)
         u = float(np.log(SHALLOW.footprint_bytes(local, precision)))
-        for key in rs[0]["exchanges_s"]:
-            per = statistics.median(r["exchanges_s"][key] / r["steps"] for r in rs)
+        per_step = [_per_step(r) for r in rs]
+        for key in per_step[0]:
+            per = statistics.median(p[key] for p in per_step)
             points.setdefault(decomp, {}).setdefault(key, []).append((u, np.log(max(per, 1e-12))))
     from scipy.ndimage import median_filter
 

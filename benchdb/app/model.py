@@ -4,8 +4,14 @@ DESIGN.md "Whole application", after Kerbyson & Jones (paper 001 eq. 1-5):
 
     T_rank = sum_loops N_itr * T_loop(local footprint)
              + N_exchanges * T_halo(local edges) + N_reductions * T_allreduce
+             + N_itr * T_untimed(local footprint)
 
-and the slowest rank sets the run time.  ``T_loop`` comes from the footprint
+and the slowest rank sets the run time.  The last term is not in paper 001: it
+is the running model's time between its loop and exchange timers (the calls
+between them and the clock reads), measured in the same calibration runs as the
+exchanges (:mod:`.exchange_table`); 3-4 % of a 2-rank run on an L2-sized grid
+here.  A single rank has no calibration runs and leaves it out (0.4-0.6 % of
+its runs, measured the same way).  ``T_loop`` comes from the footprint
 lookup (paper 003 eq. 8-9, :func:`benchdb.predict.predict`) at the rank's
 *local* block; ``T_halo`` from the exchanges measured in the running model where
 ``benchdb app calibrate`` timed this decomposition (:mod:`.exchange_table`:
@@ -154,6 +160,7 @@ class AppPrediction:
     extrapolated: list[str]
     comm: dict[str, Any]
     loop_uncertainty: dict[str, float] = field(default_factory=dict)
+    untimed_s: float = 0.0  # outside the loop and exchange timers (measured exchanges only)
 
     @property
     def compute_s(self) -> float:
@@ -175,7 +182,8 @@ class AppPrediction:
     @property
     def total_s(self) -> float:
         comm = self.exchange_s + self.reduction_s
-        return max(self.compute_s, comm) if self.overlap else self.compute_s + comm
+        timed = max(self.compute_s, comm) if self.overlap else self.compute_s + comm
+        return timed + self.untimed_s
 
     @property
     def dominant(self) -> str:
@@ -197,6 +205,7 @@ class AppPrediction:
             "compute_uncertainty_s": self.compute_uncertainty_s,
             "exchange_s": self.exchange_s,
             "reduction_s": self.reduction_s,
+            "untimed_s": self.untimed_s,
             "dominant": self.dominant,
             "overlap": self.overlap,
             "context": self.context,
@@ -270,11 +279,14 @@ def _exchanges(
     options: ModelOptions,
     rpn: int,
     measured: MeasuredExchanges | None,
-) -> tuple[dict[str, float], dict[str, Any], bool]:
-    """Seconds per 'field.axis' over all steps, the model's description, extrapolated?"""
+) -> tuple[dict[str, float], float, dict[str, Any], bool]:
+    """Seconds per 'field.axis' over all steps, seconds outside the timers, the model's
+    description, extrapolated?"""
     if measured is not None and measured.covers(case.decomp):
         per, outside = measured.per_exchange(case.decomp, case.local)
-        return {k: v * case.steps for k, v in per.items()}, measured.describe(case.decomp), outside
+        untimed = measured.untimed(case.decomp, case.local) * case.steps
+        exchanges = {k: v * case.steps for k, v in per.items()}
+        return exchanges, untimed, measured.describe(case.decomp), outside
     halo = predict_halo2d(
         options.scaling.apply(comm),
         (case.decomp.px, case.decomp.py),
@@ -288,7 +300,7 @@ def _exchanges(
     )
     per_axis = {p.phase: p.seconds * case.steps for p in halo.phases}
     exchanges = {f"{f}.{ax}": per_axis[ax] for f in EXCHANGED_FIELDS for ax in ("x", "y")}
-    return exchanges, {"model": "halo model (paper 001 eq. 8-10)", **halo.to_dict()}, False
+    return exchanges, 0.0, {"model": "halo model (paper 001 eq. 8-10)", **halo.to_dict()}, False
 
 
 def _measured_tables(
@@ -343,15 +355,16 @@ def predict_app(
     for case, ctx, rpn, (loops, unc, extrap) in zip(cases, contexts, rpns, computed, strict=True):
         if case.decomp.ranks == 1:
             exchanges, described, reduction = {}, {"model": "serial periodic boundary"}, 0.0
+            untimed = 0.0
         else:
             table = tables.get((case.decomp.ranks, case.precision))
-            exchanges, described, outside = _exchanges(case, comm, options, rpn, table)
+            exchanges, untimed, described, outside = _exchanges(case, comm, options, rpn, table)
             if outside:
                 extrap.append("exchanges")
             reduction = _reduction(case, comm, options, rpn)
-        results.append(
-            AppPrediction(
-                case, loops, exchanges, reduction, options.overlap, ctx, extrap, described, unc
-            )
-        )
+        pred = AppPrediction(
+            case, loops, exchanges, reduction, options.overlap, ctx, extrap, described,
+            loop_uncertainty=unc, untimed_s=untimed,
+        )  # fmt: skip
+        results.append(pred)
     return results

@@ -2,7 +2,8 @@
 
 Per-loop and per-exchange times are given for the slowest rank (the rank
 with the largest total), which is what the model's "slowest rank wins"
-compares with.
+compares with; ``untimed_s`` is that rank's time that no loop, exchange or
+reduction timer covers.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from ..errors import UserError
 
 def _summary(row: AppRun, run: Run) -> dict[str, Any]:
     slowest = max(range(row.ranks), key=lambda r: row.rank_seconds[r])
+    loops, exchanges = dict(row.loop_seconds[slowest]), dict(row.exchange_seconds[slowest])
+    reduction = (row.info or {}).get("reduction_seconds", [0.0] * row.ranks)[slowest]
+    timed = sum(loops.values()) + sum(exchanges.values()) + reduction
     return {
         "app_run_id": row.id,
         "run_id": row.run_id,
@@ -30,9 +34,10 @@ def _summary(row: AppRun, run: Run) -> dict[str, Any]:
         "total_s": row.total_seconds,
         "rank_s": list(row.rank_seconds),
         "slowest_rank": slowest,
-        "loops_s": dict(row.loop_seconds[slowest]),
-        "exchanges_s": dict(row.exchange_seconds[slowest]),
-        "reduction_s": (row.info or {}).get("reduction_seconds", [0.0] * row.ranks)[slowest],
+        "loops_s": loops,
+        "exchanges_s": exchanges,
+        "reduction_s": reduction,
+        "untimed_s": row.rank_seconds[slowest] - timed,
         "energy": dict(row.energy or {}),
         "mass": row.checksum,
         "tags": list(run.tags or []),

@@ -39,12 +39,14 @@ def _fmt_j(value: Any) -> str:
 
 
 def breakdown_rows(pred: dict[str, Any]) -> list[dict[str, Any]]:
-    """Loops, exchanges and reductions with their share of the total."""
+    """Loops, exchanges, reductions and the time outside the timers, with their share."""
     total = pred["total_s"] or 1.0
     rows = [{"term": k, "kind": "loop", "seconds": v} for k, v in pred["loops_s"].items()]
     rows += [{"term": k, "kind": "exchange", "seconds": v} for k, v in pred["exchanges_s"].items()]
     if pred["reduction_s"]:
         rows.append({"term": "allreduce", "kind": "reduction", "seconds": pred["reduction_s"]})
+    if pred["untimed_s"]:
+        rows.append({"term": "between the timers", "kind": "untimed", "seconds": pred["untimed_s"]})
     for r in rows:
         r["share"] = r["seconds"] / total
     return rows
@@ -100,7 +102,8 @@ def predict_cmd(
         f"exchanges {fmt_seconds(pred.exchange_s)}"
         + (f" by the {pred.comm['model']}" if case.decomp.ranks > 1 else "")
         + f", reductions {fmt_seconds(pred.reduction_s)}"
-        f"{', overlapped' if whatif.overlap else ''}); dominant: {pred.dominant}"
+        + (f", between the timers {fmt_seconds(pred.untimed_s)}" if pred.untimed_s else "")
+        + f"{', overlapped' if whatif.overlap else ''}); dominant: {pred.dominant}"
         + (f"; energy {_fmt_j(energy['total_j'])}" if energy else "")
         + (f"; EXTRAPOLATED: {', '.join(pred.extrapolated)}" if pred.extrapolated else "")
     )
@@ -146,6 +149,7 @@ def run_cmd(
         return
     rows = [{"term": k, "seconds": v} for k, v in summary["loops_s"].items()]
     rows += [{"term": k, "seconds": v} for k, v in summary["exchanges_s"].items()]
+    rows.append({"term": "between the timers", "seconds": summary["untimed_s"]})
     print_table(
         rows,
         [("term", "term", None), ("seconds", "time (slowest rank)", fmt_seconds)],

@@ -20,7 +20,10 @@ from tests.clihelpers import benchdb
 KEYS = [f"{f}.{a}" for f in ("cu", "cv", "z", "h", "unew", "vnew", "pnew") for a in "xy"]
 
 
-def _summary(grid, decomp, per_exchange, *, steps=10, tags=(CALIBRATION_TAG,), run_id=1):
+def _summary(
+    grid, decomp, per_exchange, *, steps=10, tags=(CALIBRATION_TAG,), run_id=1, untimed=1e-6
+):
+    """A run summary whose slowest rank spends ``untimed`` s a step outside the timers."""
     px, py = decomp
     return {
         "app_run_id": run_id,
@@ -31,6 +34,7 @@ def _summary(grid, decomp, per_exchange, *, steps=10, tags=(CALIBRATION_TAG,), r
         "precision": "float64",
         "tags": list(tags),
         "exchanges_s": dict.fromkeys(KEYS, per_exchange * steps),
+        "untimed_s": untimed * steps,
     }
 
 
@@ -57,6 +61,18 @@ def test_table_interpolates_in_log_log_and_flags_the_outside() -> None:
     per, outside = table.per_exchange(Decomposition(2, 1), (500, 1000))
     assert per["h.y"] == pytest.approx(4.1e-6) and outside
     assert measured_exchanges(runs, 3, "float64") is None
+
+
+def test_time_outside_the_timers_is_its_own_series() -> None:
+    runs = [
+        _summary((40, 40), (2, 1), 1e-6, untimed=2e-6),
+        _summary((160, 160), (2, 1), 4e-6, untimed=8e-6, steps=7),
+    ]
+    table = measured_exchanges(runs, 2, "float64")
+    per, _ = table.per_exchange(Decomposition(2, 1), (20, 40))
+    assert set(per) == set(KEYS)
+    assert table.untimed(Decomposition(2, 1), (20, 40)) == pytest.approx(2e-6)
+    assert table.untimed(Decomposition(2, 1), (80, 160)) == pytest.approx(8e-6)
 
 
 def test_calibration_cases_span_the_caches_on_square_grids() -> None:
@@ -90,12 +106,16 @@ def test_calibrated_exchanges_price_the_model(sqlite_url: str) -> None:
     assert measured.comm["model"].startswith("measured")
     per, _ = measured_exchanges(runs, 2, "float64").per_exchange(case.decomp, case.local)
     assert measured.exchanges["z.x"] == pytest.approx(per["z.x"] * 100)
+    untimed = measured_exchanges(runs, 2, "float64").untimed(case.decomp, case.local)
+    assert measured.untimed_s == pytest.approx(untimed * 100) and untimed > 0
+    timed = measured.compute_s + measured.exchange_s + measured.reduction_s
+    assert measured.total_s == pytest.approx(timed + measured.untimed_s)
     for forced in (
         ModelOptions(populated=False, measured_exchanges=False),
         ModelOptions(populated=False, scaling=Scaling(latency=2.0)),
     ):
         halo = predict_app(db, [case], comm, forced)[0]
-        assert not halo.comm["model"].startswith("measured")
+        assert not halo.comm["model"].startswith("measured") and halo.untimed_s == 0
     four = AppCase((32, 32), Decomposition(2, 2), steps=100)  # 4 ranks: not calibrated
     assert not predict_app(db, [four], comm, options)[0].comm["model"].startswith("measured")
     db.close()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from benchdb.kernels.clock import ClockPair, clock_pair, rate_between, tick, tick_rate
 
 

@@ -16,10 +16,12 @@ that was not calibrated falls back to the halo model.
 The same runs give one more series, :data:`UNTIMED`: the rank's wall time per
 step that neither a loop timer nor an exchange timer covers (the calls between
 them, the clock reads themselves; the loop curves have the reads' cost taken
-out).  Measured here (Xeon, 2 ranks, ``app calibrate --ranks 2``): 2-3 us a
-step on grids up to 150x150, 3-4 % of a 126x126 run, then growing with the
-block to 0.3-0.6 % of the large grids' steps.  A model without it predicted
-every 2-rank run of that grid 3-4 % low.
+out).  Measured here (2-core Xeon, 2 MiB L2 per core; ``app calibrate --ranks
+2`` and ``benchmarks/app_validation.py``): 2-3 us a step on grids up to
+150x150, which is 2.5-4.9 % of a 2-rank run of the 126x126 grid, growing with
+the block beyond L2.  On grids of tens of MiB it was -0.7..+1 %: there the
+per-process error of the clock-rate calibration of the time (up to 1 % before
+:func:`benchdb.kernels.clock.tick_rate` bracketed its reads) dominated it.
 """
 
 from __future__ import annotations

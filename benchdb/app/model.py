@@ -9,7 +9,7 @@ DESIGN.md "Whole application", after Kerbyson & Jones (paper 001 eq. 1-5):
 and the slowest rank sets the run time.  The last term is not in paper 001: it
 is the running model's time between its loop and exchange timers (the calls
 between them and the clock reads), measured in the same calibration runs as the
-exchanges (:mod:`.exchange_table`); 3-4 % of a 2-rank run on an L2-sized grid
+exchanges (:mod:`.exchange_table`); 2.5-4.9 % of a 2-rank run on an L2-sized grid
 here.  A single rank has no calibration runs and leaves it out (0.4-0.6 % of
 its runs, measured the same way).  ``T_loop`` comes from the footprint
 lookup (paper 003 eq. 8-9, :func:`benchdb.predict.predict`) at the rank's

@@ -72,6 +72,8 @@ def test_app_run_stores_one_row(sqlite_url: str) -> None:
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["decomposition"] == "1x2" and out["ranks"] == 2
+    timed = sum(out["loops_s"].values()) + sum(out["exchanges_s"].values()) + out["reduction_s"]
+    assert out["untimed_s"] == pytest.approx(out["rank_s"][out["slowest_rank"]] - timed)
     db = open_database(sqlite_url)
     with db.session() as s:
         row = s.scalars(select(AppRun)).one()

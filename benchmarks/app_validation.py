@@ -33,6 +33,11 @@ with the median of every round's runs (the host's slow and fast spells, minutes
 long here, then weigh alike on both sides), and ``round_errors`` (JSON) gives each
 round's own prediction against its own runs.
 
+``--from-db``: measure nothing; compare the model, as the code now computes it,
+with the validation runs already stored in the database (those of an
+interrupted validation, or after a change to the model).  The table then has
+no round errors and no host probes.
+
 Host probes: before each round's calibration, between it and the runs, and after
 the runs, the sweep's own measurement (20 ms samples, pinned, median) of the
 shallow loops on the L2 and on the DRAM grid (1 rank).  They are not used by the
@@ -58,7 +63,7 @@ from benchdb.kernels import get_benchmark
 from benchdb.app.decomposition import Decomposition
 from benchdb.app.inputs import comm_params
 from benchdb.app.model import AppCase, ModelOptions, predict_app
-from benchdb.app.runs import app_run_summary
+from benchdb.app.runs import app_run_summary, app_runs
 from benchdb.db.engine import open_database
 from benchdb.machine import detect_machine
 
@@ -66,6 +71,7 @@ BYTES_PER_POINT = 13 * 8  # paper 003 eq. 9
 DECOMPS = (Decomposition(1, 1), Decomposition(2, 1), Decomposition(1, 2))
 SWEEP_SAMPLES = 15  # a default sweep point: 5 samples in each of 3 passes
 PROBE_LEVELS = ("L2", "DRAM")
+VALIDATION_TAG = "app-validation"
 
 
 def grid_for(footprint: float) -> int:
@@ -136,7 +142,7 @@ def measure_round(db, cases: list[AppCase], repeats: int) -> list[list[dict]]:
     for ranks in sorted({c.decomp.ranks for c in cases}):
         mine = [i for i, c in enumerate(cases) if c.decomp.ranks == ranks]
         order = [i for _ in range(repeats) for i in mine]
-        ids = run_cases(db, [cases[i] for i in order], kind="app", tags=("app-validation",))
+        ids = run_cases(db, [cases[i] for i in order], kind="app", tags=(VALIDATION_TAG,))
         for i, app_run_id in zip(order, ids, strict=True):
             runs[i].append(app_run_summary(db, app_run_id))
     return runs
@@ -169,6 +175,60 @@ def compare(case: AppCase, pred, done: list[dict]) -> dict:
     }
 
 
+def level_rows(db, comm, options, level, cases, runs, per_round) -> list[dict]:  # type: ignore[no-untyped-def]
+    """One row per case: every round's calibration pooled against the median of every
+    round's runs, with the scenario explorer's pick; ``per_round`` per case (may be empty)."""
+    preds = predict_app(db, cases, comm, options)
+    measured = [statistics.median(m["total_s"] for m in done) for done in runs]
+    best = min(range(len(cases)), key=lambda i: preds[i].total_s)
+    return [
+        {
+            "level": level, **compare(case, pred, done), **extra,
+            "scenario_best": cases[best].decomp.key,
+            "scenario_best_vs_measured_best": measured[best] / min(measured) - 1,
+        }
+        for case, pred, done, extra in zip(cases, preds, runs, per_round, strict=True)
+    ]  # fmt: skip
+
+
+def measure_level(db, comm, options, grid, args, probe) -> tuple[list[AppCase], list, list]:  # type: ignore[no-untyped-def]
+    """``--rounds`` times: (near) calibration, prediction, ``--repeats`` runs of each case."""
+    runs: list[list[dict]] = [[] for _ in DECOMPS]
+    round_errors: list[list[float]] = [[] for _ in DECOMPS]
+    probes: list[dict[str, dict[str, float]]] = []
+    for r in range(args.rounds):
+        probes.append({"before_calibration": probe()})
+        if args.near:
+            calibrate_near(db, near_plan(grid, 2))
+        if r == 0:
+            one = predict_app(db, [AppCase(grid, d, 1) for d in DECOMPS], comm, options)
+            steps = max(10, math.ceil(args.seconds / max(p.total_s for p in one)))
+            cases = [AppCase(grid, d, steps) for d in DECOMPS]
+        now = predict_app(db, cases, comm, options)
+        probes[-1]["before_runs"] = probe()
+        for i, done in enumerate(measure_round(db, cases, args.repeats)):
+            runs[i] += done
+            mid = statistics.median(m["total_s"] for m in done)
+            round_errors[i].append(now[i].total_s / mid - 1)
+        probes[-1]["after_runs"] = probe()
+    drifts = [drift(p) for p in probes]
+    extra = [{"round_errors": e, "probes_us": probes, "host_drift": drifts} for e in round_errors]
+    return cases, runs, extra
+
+
+def stored_level(db, grid: tuple[int, int]) -> tuple[list[AppCase], list, list]:  # type: ignore[no-untyped-def]
+    """The validation runs already stored for ``grid`` (``--from-db``), one case per
+    decomposition (the step count of its first run); no round errors or probes."""
+    done: dict[str, list[dict]] = {}
+    for m in app_runs(db, tag=VALIDATION_TAG):
+        if tuple(m["grid"]) == grid:
+            done.setdefault(m["decomposition"], []).append(m)
+    found = [d for d in DECOMPS if d.key in done]
+    cases = [AppCase(grid, d, done[d.key][0]["steps"]) for d in found]
+    runs = [[m for m in done[c.decomp.key] if m["steps"] == c.steps] for c in cases]
+    return cases, runs, [{} for _ in found]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", required=True)
@@ -179,47 +239,29 @@ def main() -> None:
     ap.add_argument(
         "--rounds", type=int, default=1, help="calibrate (--near) and run this many times per grid"
     )
+    ap.add_argument(
+        "--from-db", action="store_true",
+        help="measure nothing: compare the model with the validation runs already stored "
+        "(an interrupted validation's, or after a model change)",
+    )  # fmt: skip
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     db = open_database(args.db)
     comm = comm_params(db, args.machine_file, None)
     options = ModelOptions()
     sides = grids()
-    probe = HostProbe({lvl: sides[lvl] for lvl in PROBE_LEVELS})
+    probe = None if args.from_db else HostProbe({lvl: sides[lvl] for lvl in PROBE_LEVELS})
     rows = []
     for level, g in sides.items():
         grid = (g, g)
-        runs: list[list[dict]] = [[] for _ in DECOMPS]
-        round_errors: list[list[float]] = [[] for _ in DECOMPS]
-        probes: list[dict[str, dict[str, float]]] = []
-        for r in range(args.rounds):
-            probes.append({"before_calibration": probe()})
-            if args.near:
-                calibrate_near(db, near_plan(grid, 2))
-            if r == 0:
-                one = predict_app(db, [AppCase(grid, d, 1) for d in DECOMPS], comm, options)
-                steps = max(10, math.ceil(args.seconds / max(p.total_s for p in one)))
-                cases = [AppCase(grid, d, steps) for d in DECOMPS]
-            now = predict_app(db, cases, comm, options)
-            probes[-1]["before_runs"] = probe()
-            for i, done in enumerate(measure_round(db, cases, args.repeats)):
-                runs[i] += done
-                mid = statistics.median(m["total_s"] for m in done)
-                round_errors[i].append(now[i].total_s / mid - 1)
-            probes[-1]["after_runs"] = probe()
-        preds = predict_app(db, cases, comm, options)  # every round's calibration pooled
-        measured = [statistics.median(m["total_s"] for m in done) for done in runs]
-        for case, pred, done, errs in zip(cases, preds, runs, round_errors, strict=True):
-            rows.append({
-                "level": level, **compare(case, pred, done), "round_errors": errs,
-                "probes_us": probes, "host_drift": [drift(p) for p in probes],
-            })  # fmt: skip
-        best_pred = min(range(3), key=lambda i: preds[i].total_s)
-        for row in rows[-3:]:
-            row["scenario_best"] = DECOMPS[best_pred].key
-            row["scenario_best_vs_measured_best"] = measured[best_pred] / min(measured) - 1
+        if args.from_db:
+            cases, runs, extra = stored_level(db, grid)
+        else:
+            cases, runs, extra = measure_level(db, comm, options, grid, args, probe)
+        if cases:
+            rows += level_rows(db, comm, options, level, cases, runs, extra)
     if args.json:
-        print(json.dumps(rows, indent=1))
+        print(json.dumps(rows, indent=1, default=str))
         return
     head = (
         f"{'level':5} {'grid':>10} {'decomp':>6} {'local fp':>9} {'steps':>6} {'predicted':>10} "
@@ -238,7 +280,7 @@ def main() -> None:
             f"{r['scenario_best']} ({100 * r['scenario_best_vs_measured_best']:+5.1f}%) "
             + " ".join(
                 f"{100 * e:+.0f}%({'/'.join(f'{100 * (d[lvl] - 1):+.0f}' for lvl in PROBE_LEVELS)})"
-                for e, d in zip(r["round_errors"], r["host_drift"], strict=True)
+                for e, d in zip(r.get("round_errors", []), r.get("host_drift", []), strict=True)
             )
         )
 

@@ -261,7 +261,7 @@ def main() -> None:
         if cases:
             rows += level_rows(db, comm, options, level, cases, runs, extra)
     if args.json:
-        print(json.dumps(rows, indent=1, default=str))
+        print(json.dumps(rows, indent=1))
         return
     head = (
         f"{'level':5} {'grid':>10} {'decomp':>6} {'local fp':>9} {'steps':>6} {'predicted':>10} "

@@ -168,6 +168,7 @@ def compare(case: AppCase, pred, done: list[dict]) -> dict:
         "measured_runs_s": totals,
         "error": pred.total_s / median_total - 1,
         "predicted_spread_s": pred.compute_uncertainty_s,  # the loops' lookup spread
+        "predicted_interpolation_s": pred.compute_interpolation_s,  # and leave-one-out error
         "worst_loop_error": max(abs(e) for e in loop_errors.values()),
         "loop_errors": loop_errors,
         "predicted_exchange_s": pred.exchange_s,
@@ -268,7 +269,7 @@ def main() -> None:
         return
     head = (
         f"{'level':5} {'grid':>10} {'decomp':>6} {'local fp':>9} {'steps':>6} {'predicted':>10} "
-        f"{'measured':>10} {'error':>7} {'±':>4} {'runs spread':>11} {'loop err':>8} "
+        f"{'measured':>10} {'error':>7} {'±':>4} {'±itp':>4} {'runs spread':>11} {'loop err':>8} "
         f"{'pred xch':>9} {'meas xch':>9} {'best':>14} rounds (host drift {'/'.join(PROBE_LEVELS)})"
     )
     print(head)
@@ -278,6 +279,7 @@ def main() -> None:
             f"{r['local_footprint_bytes'] / 2**20:8.2f}M {r['steps']:6d} {r['predicted_s']:9.4f}s "
             f"{r['measured_s']:9.4f}s {100 * r['error']:+6.1f}% "
             f"{100 * r['predicted_spread_s'] / r['predicted_s']:3.0f}% "
+            f"{100 * r['predicted_interpolation_s'] / r['predicted_s']:3.0f}% "
             f"{spread(r['measured_runs_s']):>11} {100 * r['worst_loop_error']:7.1f}% "
             f"{r['predicted_exchange_s']:8.4f}s {r['measured_exchange_s']:8.4f}s "
             f"{r['scenario_best']} ({100 * r['scenario_best_vs_measured_best']:+5.1f}%) "

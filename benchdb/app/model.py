@@ -35,6 +35,7 @@ exchanges with the halo model (measured exchanges cannot be rescaled).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -160,6 +161,7 @@ class AppPrediction:
     extrapolated: list[str]
     comm: dict[str, Any]
     loop_uncertainty: dict[str, float] = field(default_factory=dict)
+    loop_interpolation: dict[str, float] = field(default_factory=dict)
     untimed_s: float = 0.0  # outside the loop and exchange timers (measured exchanges only)
 
     @property
@@ -172,8 +174,20 @@ class AppPrediction:
         samples at the bracketing sizes), added as fully correlated: on a shared host the
         other tenants move every loop of a run together (measured: issue 7's validation),
         so they do not average out over the loops.  Not in it: the interpolation error
-        between measured sizes (``benchdb validate`` measures that) and the exchanges."""
+        between measured sizes (:attr:`compute_interpolation_s`) and the exchanges."""
         return sum(t * self.loop_uncertainty.get(k, 0.0) for k, t in self.loops.items())
+
+    @property
+    def compute_interpolation_s(self) -> float:
+        """The loops' interpolation errors (the lookup's ``interpolation_rel``: its
+        leave-one-out error at the bracketing sizes), added as fully correlated: every
+        loop of a block bends at the same cache edge.  A loop without an estimate (no
+        interior bracketing point: extrapolated, and flagged so) adds nothing."""
+        return sum(
+            t * self.loop_interpolation[k]
+            for k, t in self.loops.items()
+            if math.isfinite(self.loop_interpolation.get(k, math.nan))
+        )
 
     @property
     def exchange_s(self) -> float:
@@ -203,6 +217,7 @@ class AppPrediction:
             "total_s": self.total_s,
             "compute_s": self.compute_s,
             "compute_uncertainty_s": self.compute_uncertainty_s,
+            "compute_interpolation_s": self.compute_interpolation_s,
             "exchange_s": self.exchange_s,
             "reduction_s": self.reduction_s,
             "untimed_s": self.untimed_s,
@@ -211,6 +226,9 @@ class AppPrediction:
             "context": self.context,
             "loops_s": self.loops,
             "loops_uncertainty_rel": self.loop_uncertainty,
+            "loops_interpolation_rel": {
+                k: v if math.isfinite(v) else None for k, v in self.loop_interpolation.items()
+            },
             "exchanges_s": self.exchanges,
             "extrapolated": self.extrapolated,
             "comm": self.comm,
@@ -226,18 +244,27 @@ def _ranks_on_node(case: AppCase, options: ModelOptions, comm: CommParams | None
     return min(rpn, case.decomp.ranks)
 
 
+@dataclass
+class _Loops:
+    """One case's loops as the lookup answers them, per kernel."""
+
+    seconds: dict[str, float] = field(default_factory=dict)  # N_itr = steps
+    uncertainty: dict[str, float] = field(default_factory=dict)  # relative
+    interpolation: dict[str, float] = field(default_factory=dict)  # relative, NaN: none
+    extrapolated: list[str] = field(default_factory=list)
+
+
 def _compute(
     db: Any, cases: Sequence[AppCase], contexts: Sequence[str], options: ModelOptions
-) -> list[tuple[dict[str, float], dict[str, float], list[str]]]:
-    """Per case, seconds per kernel (N_itr = steps), their relative uncertainties and the
-    kernels that extrapolated.
+) -> list[_Loops]:
+    """Per case, the lookup's answer for each loop.
 
     One predictor call per (kernel, precision, context) with every local shape
     at once: the fit is built (or read back) once.
     """
     from ..predict import DEFAULT_METHOD, predict
 
-    out: list[tuple[dict[str, float], dict[str, float], list[str]]] = [({}, {}, []) for _ in cases]
+    out = [_Loops() for _ in cases]
     groups: dict[tuple[str, str, str], list[int]] = {}
     for i, (case, ctx) in enumerate(zip(cases, contexts, strict=True)):
         for kernel in _kernels_for(case):
@@ -263,13 +290,12 @@ def _compute(
                 f"{exc}; measure the curves of a node with {ppn} busy processes with "
                 f"`benchdb app calibrate --ranks {ppn}`, or predict with --single-process-curves"
             ) from exc
-        rows = zip(idx, frame["time_s"], frame["uncertainty_rel"], frame["extrapolated"],
-                   strict=True)  # fmt: skip
-        for i, t, unc, ext in rows:
-            out[i][0][kernel] = float(t) / options.scaling.compute
-            out[i][1][kernel] = float(unc)
-            if ext:
-                out[i][2].append(kernel)
+        for i, (_, row) in zip(idx, frame.iterrows(), strict=True):
+            out[i].seconds[kernel] = float(row.time_s) / options.scaling.compute
+            out[i].uncertainty[kernel] = float(row.uncertainty_rel)
+            out[i].interpolation[kernel] = float(row.interpolation_rel)
+            if row.extrapolated:
+                out[i].extrapolated.append(kernel)
     return out
 
 
@@ -352,7 +378,8 @@ def predict_app(
     computed = _compute(db, cases, contexts, options)
     tables = _measured_tables(db, cases, options)
     results = []
-    for case, ctx, rpn, (loops, unc, extrap) in zip(cases, contexts, rpns, computed, strict=True):
+    for case, ctx, rpn, loops in zip(cases, contexts, rpns, computed, strict=True):
+        extrap = loops.extrapolated
         if case.decomp.ranks == 1:
             exchanges, described, reduction = {}, {"model": "serial periodic boundary"}, 0.0
             untimed = 0.0
@@ -363,8 +390,9 @@ def predict_app(
                 extrap.append("exchanges")
             reduction = _reduction(case, comm, options, rpn)
         pred = AppPrediction(
-            case, loops, exchanges, reduction, options.overlap, ctx, extrap, described,
-            loop_uncertainty=unc, untimed_s=untimed,
+            case, loops.seconds, exchanges, reduction, options.overlap, ctx, extrap, described,
+            loop_uncertainty=loops.uncertainty, loop_interpolation=loops.interpolation,
+            untimed_s=untimed,
         )  # fmt: skip
         results.append(pred)
     return results

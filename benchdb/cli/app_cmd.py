@@ -64,9 +64,10 @@ def predict_cmd(
 ) -> None:
     """Predict a whole run: loops from the lookup, exchanges as `app calibrate` measured
     them in the running model (else from the halo model; --halo-model forces it).
-    The ± is the lookup's spread of the loops (their samples' spread at the bracketing
-    sizes, added as moving together); the exchanges and the interpolation between
-    measured sizes are not in it.
+    Two ± follow the total: the lookup's spread of the loops (their samples' spread at
+    the bracketing sizes) and its interpolation error (the curve's leave-one-out error
+    there: large where it bends between measured sizes, at a cache edge), each added
+    over the loops as moving together.  The exchanges are in neither.
 
     Example: benchdb app predict --grid 1024x1024 --decomp 2x1 --steps 200
     """
@@ -98,6 +99,7 @@ def predict_cmd(
     energy = out["energy"]
     err_console.print(
         f"predicted total {fmt_seconds(pred.total_s)} ± {fmt_seconds(pred.compute_uncertainty_s)}"
+        f" spread ± {fmt_seconds(pred.compute_interpolation_s)} interpolation"
         f" (compute {fmt_seconds(pred.compute_s)}, "
         f"exchanges {fmt_seconds(pred.exchange_s)}"
         + (f" by the {pred.comm['model']}" if case.decomp.ranks > 1 else "")

@@ -79,8 +79,14 @@ def _rows(cols: dict[str, Any], ndim: int) -> list[dict[str, Any]]:
         row["extrapolated"] = bool(row["extrapolated"])
         row["aspect_extrapolated"] = bool(row["aspect_extrapolated"])
         row["log_aspect"] = float(row["log_aspect"])
+        interp = float(row["interpolation_rel"])
+        row["interpolation_rel"] = interp if math.isfinite(interp) else None  # JSON has no NaN
         out.append(row)
     return out
+
+
+def _fmt_rel(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
 
 
 def predict(
@@ -122,7 +128,9 @@ def predict(
     T = flops per point x points x iterations / P(footprint) (paper 003 eq. 8-9);
     P is interpolated between the footprints measured by `benchdb collect`.
     Every answer names the bracketing measured footprints, an uncertainty from
-    the samples' spread, flags of pathological points, and whether it extrapolates.
+    the samples' spread ("± spread"), the interpolation error there ("± interp":
+    the method's leave-one-out error at those footprints, large where the curve
+    bends between them), flags of pathological points, and whether it extrapolates.
 
     Examples:
 
@@ -194,7 +202,8 @@ def predict(
             ("footprint_bytes", "footprint", fmt_bytes),
             ("rate", "rate", lambda v: fmt_rate(v, unit)),
             ("time_s", "time", fmt_seconds),
-            ("uncertainty_rel", "±", lambda v: f"{100 * v:.1f}%"),
+            ("uncertainty_rel", "± spread", lambda v: f"{100 * v:.1f}%"),
+            ("interpolation_rel", "± interp", _fmt_rel),
             ("lo_footprint_bytes", "measured from", fmt_bytes),
             ("hi_footprint_bytes", "to", fmt_bytes),
             ("extrapolated", "extrapolated", lambda v: "YES" if v else "no"),

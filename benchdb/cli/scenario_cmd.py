@@ -9,6 +9,7 @@ compute/exchange split and, with power parameters, the energy to solution
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 import typer
@@ -43,8 +44,9 @@ def scenario(
 ) -> None:
     """Rank decompositions (and rank counts) of a grid by predicted run time.
 
-    ± is the loops' lookup spread (see `benchdb app predict --help`) over the total:
-    decompositions closer than that are not told apart by the curves.
+    "± spread" and "± interp" are the loops' lookup spread and interpolation error
+    (see `benchdb app predict --help`) over the total: decompositions closer than
+    these are not told apart by the curves.
 
     Examples:
 
@@ -67,7 +69,9 @@ def scenario(
         return
     for r in rows:
         r["energy_j"] = r["energy"]["total_j"] if r["energy"] else None
-        r["spread"] = r["compute_uncertainty_s"] / r["total_s"] if r["total_s"] > 0 else 0.0
+        total = r["total_s"] if r["total_s"] > 0 else math.inf
+        r["spread"] = r["compute_uncertainty_s"] / total
+        r["interpolation"] = r["compute_interpolation_s"] / total
         model = r["comm"].get("model", "") if r["ranks"] > 1 else "-"
         r["exchanges_by"] = "measured" if model.startswith("measured") else model.split(" (")[0]
     print_table(
@@ -78,7 +82,8 @@ def scenario(
             ("ranks", "ranks", None),
             ("local_shape", "local", lambda v: f"{v[0]}x{v[1]}"),
             ("total_s", "predicted", fmt_seconds),
-            ("spread", "±", lambda v: f"{100 * v:.0f}%"),
+            ("spread", "± spread", lambda v: f"{100 * v:.0f}%"),
+            ("interpolation", "± interp", lambda v: f"{100 * v:.0f}%"),
             ("vs_best", "vs best", lambda v: f"{v:.2f}x"),
             ("compute_s", "compute", fmt_seconds),
             ("exchange_s", "exchanges", fmt_seconds),

@@ -54,7 +54,8 @@ def predict(
 
     Columns: ``shape_0..`` the extents, ``points``, ``footprint_bytes``,
     ``iterations``, ``rate`` (in ``rate_unit``: flop/s, or B/s for data-only
-    kernels), ``time_s``, ``uncertainty_rel``, ``extrapolated``, the bracketing
+    kernels), ``time_s``, ``uncertainty_rel`` (the samples' spread),
+    ``interpolation_rel`` (leave-one-out error, NaN where none), ``extrapolated``, the bracketing
     measured footprints ``lo_footprint_bytes``/``hi_footprint_bytes``, the
     ``point_flags`` of those points (``noisy``, ``spike``, ``dip``), ``method``,
     ``environment_id`` and the ``model_id`` of the stored fit.  ``options``

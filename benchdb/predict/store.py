@@ -22,8 +22,9 @@ from ..db.models import Model
 from ..db.repo import get_or_create
 from ..hashing import content_hash
 
-FIT_VERSION = 1
-"""Bump when a method's fitting changes, so stored fits of the same data are redone."""
+FIT_VERSION = 2
+"""Bump when a method's fitting, or what a fit stores, changes: stored fits of the same
+data are then redone (2: the leave-one-out errors, ``loo_rel``)."""
 
 
 def cached_fit(

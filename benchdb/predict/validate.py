@@ -33,8 +33,7 @@ from ..errors import UserError
 from . import aspect
 from .baselines import BASELINES
 from .basis import rate_basis
-from .curve import Curve
-from .lookup import fit_method, method_rates
+from .lookup import fit_method, leave_one_out, method_rates
 from .machine_data import MachineData, machine_data
 from .methods import METHODS
 from .source import MachineCaches, machine_rows, resolve_machine_caches
@@ -106,18 +105,6 @@ def _summary(errors: list[tuple[float, dict[str, Any]]]) -> dict[str, Any]:
 
 def _pct(measured: np.ndarray, predicted: np.ndarray) -> np.ndarray:
     return 100.0 * (np.asarray(measured) / np.asarray(predicted) - 1.0)
-
-
-def _loo_errors(curve: Curve, name: str) -> np.ndarray:
-    method = METHODS[name]
-    out = np.full(len(curve), np.nan)
-    for i in range(1, len(curve) - 1):
-        rest = curve.drop(i)
-        if len(rest) < method.MIN_POINTS:
-            continue
-        params = method.fit(rest.log_x, rest.rate)
-        out[i] = _pct(curve.rate[i], method.evaluate(params, curve.log_x[i : i + 1]))[0]
-    return out
 
 
 def _check_points(
@@ -219,7 +206,7 @@ def validate(
                 method = METHODS[name]
                 if len(kc.curve) < method.MIN_POINTS:
                     continue
-                loo = _loo_errors(kc.curve, name)
+                loo = 100.0 * leave_one_out(method, kc.curve)
                 params = fit_method(method, kc.curve)
                 pred_check = method_rates(method, params, np.log(check_fp), check_a)[0]
                 loo_kind = "loo"

@@ -48,6 +48,9 @@ def test_model_is_the_sum_of_lookup_and_halo_terms(measured_url: str) -> None:
     spread = sum(f["time_s"][0] * f["uncertainty_rel"][0] for f in frames.values())
     assert spread > 0 and pred.compute_uncertainty_s == pytest.approx(spread)
     assert pred.to_dict()["compute_uncertainty_s"] == pytest.approx(spread)
+    # and their interpolation errors (leave-one-out at the bracketing sizes), likewise
+    interp = sum(f["time_s"][0] * f["interpolation_rel"][0] for f in frames.values())
+    assert interp > 0 and pred.compute_interpolation_s == pytest.approx(interp)
     halo = predict_halo2d(comm, (2, 1), (48, 64), ranks_per_node=2, shift=True)
     assert pred.exchange_s == pytest.approx(7 * 10 * halo.seconds)
     assert pred.total_s == pytest.approx(pred.compute_s + pred.exchange_s)
@@ -118,9 +121,11 @@ def test_predict_cli_json_and_errors(measured_url: str, sqlite_url: str) -> None
     out = json.loads(proc.stdout)
     assert out["decomposition"] == "2x1" and len(out["exchanges_s"]) == 14
     assert set(out["loops_uncertainty_rel"]) == set(out["loops_s"])
+    assert set(out["loops_interpolation_rel"]) == set(out["loops_s"])
     text = benchdb(*[a for a in proc.args[3:] if a != "--json"])
     assert text.returncode == 0, text.stderr
-    assert "predicted total" in text.stderr and " ± " in text.stderr
+    assert "predicted total" in text.stderr and " spread ± " in text.stderr
+    assert " interpolation" in text.stderr
     assert_user_error(
         benchdb("app", "predict", "--grid", "96x64", "--decomp", "5x1", "--db", measured_url),
         "does not divide",

@@ -50,6 +50,25 @@ def test_between_points_is_close_and_outside_is_flagged(sdb) -> None:
     assert df.rate_unit[0] == "flop/s"
 
 
+def test_interpolation_error_is_large_across_a_cache_edge_and_covers_the_miss(sdb) -> None:
+    """The chord across a sharp cache step misses the true curve; the leave-one-out
+    estimate must say so there (and not on the plateaus), whatever the method."""
+    curve = step_curve(corner=2e5, width=0.2)
+    add_run(sdb, "stencil2d5", SIZES, curve)
+    basis = rate_basis("stencil2d5")
+    sides = np.array([m for m, _ in SIZES], dtype=float)
+    mids = np.round(np.sqrt(sides[:-1] * sides[1:])).astype(int)  # one query per interval
+    for method in ("linear", "pchip"):
+        df = predict(sdb, "stencil2d5", np.column_stack([mids, mids]), method=method)
+        miss = np.abs(curve(df.footprint_bytes.to_numpy()) / df.rate.to_numpy() - 1)
+        est = df.interpolation_rel.to_numpy()
+        edge = np.argmax(miss)
+        assert miss[edge] > 0.1 and est[edge] >= miss[edge]
+        plateau = np.abs(np.log(df.footprint_bytes.to_numpy() / 2e5)) > 2.5
+        assert plateau.sum() >= 4 and np.all(est[plateau] < 0.01)
+        assert np.isnan(est).sum() == 0  # every interval has an interior bracketing point
+
+
 def test_data_only_kernel_is_looked_up_in_bytes_per_second(sdb) -> None:
     add_run(sdb, "stream.copy", [(n,) for n in (1000, 10000, 100000)], step_curve(5e10, 1e10))
     df = predict(sdb, "stream.copy", [(5000,)], method="linear")

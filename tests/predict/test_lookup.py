@@ -55,7 +55,6 @@ def test_interpolation_error_is_large_across_a_cache_edge_and_covers_the_miss(sd
     estimate must say so there (and not on the plateaus), whatever the method."""
     curve = step_curve(corner=2e5, width=0.2)
     add_run(sdb, "stencil2d5", SIZES, curve)
-    basis = rate_basis("stencil2d5")
     sides = np.array([m for m, _ in SIZES], dtype=float)
     mids = np.round(np.sqrt(sides[:-1] * sides[1:])).astype(int)  # one query per interval
     for method in ("linear", "pchip"):

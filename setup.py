@@ -9,8 +9,11 @@ list is computed so that new subpackages need no edit here.
 
 from setuptools import find_packages, setup
 
-ALIASES = {"kernels": "benchdb.kernels", "collectors": "benchdb.collectors",
-           "migrations": "benchdb.migrations"}
+ALIASES = {
+    "kernels": "benchdb.kernels",
+    "collectors": "benchdb.collectors",
+    "migrations": "benchdb.migrations",
+}
 
 packages = find_packages(include=["benchdb", "benchdb.*"])
 package_dir = {"benchdb": "benchdb"}

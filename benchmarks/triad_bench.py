@@ -33,8 +33,10 @@ def build_c_triad(workdir: Path) -> ctypes.CDLL:
     """Compile the shipped ``kernels/c/triad.c`` into ``workdir`` and load it."""
     library = workdir / "libtriad.so"
     with as_file(files("benchdb.kernels") / "c" / "triad.c") as source:
-        subprocess.run(["gcc", "-O3", "-march=native", "-shared", "-fPIC", "-o", str(library),
-                        str(source)], check=True)
+        subprocess.run(
+            ["gcc", "-O3", "-march=native", "-shared", "-fPIC", "-o", str(library), str(source)],
+            check=True,
+        )
     lib = ctypes.CDLL(str(library))
     lib.triad.restype = ctypes.c_double
     lib.triad.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_double, ctypes.c_long, ctypes.c_long]
@@ -69,17 +71,21 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         lib = build_c_triad(Path(tmp))
-        print(f"{'level':5s} {'n':>9s} {'MiB':>8s} {'numba GB/s':>17s} {'C GB/s':>17s}"
-              f" {'numba/C':>8s}")
+        print(
+            f"{'level':5s} {'n':>9s} {'MiB':>8s} {'numba GB/s':>17s} {'C GB/s':>17s}"
+            f" {'numba/C':>8s}"
+        )
         print(f"{'':5s} {'':>9s} {'':>8s} {'best':>8s} {'median':>8s} {'best':>8s} {'median':>8s}")
         for level, nbytes in working_sets().items():
             n = nbytes // (3 * 8)
             nb, cb = compare(lib, n, args.samples, args.seconds)
             ratio = max(nb) / max(cb)
-            print(f"{level:5s} {n:9d} {3 * 8 * n / 2**20:8.2f} {max(nb) / 1e9:8.2f}"
-                  f" {statistics.median(nb) / 1e9:8.2f} {max(cb) / 1e9:8.2f}"
-                  f" {statistics.median(cb) / 1e9:8.2f} {ratio:8.3f}"
-                  f"  {'ok' if ratio >= 0.95 else 'below 0.95'}")
+            print(
+                f"{level:5s} {n:9d} {3 * 8 * n / 2**20:8.2f} {max(nb) / 1e9:8.2f}"
+                f" {statistics.median(nb) / 1e9:8.2f} {max(cb) / 1e9:8.2f}"
+                f" {statistics.median(cb) / 1e9:8.2f} {ratio:8.3f}"
+                f"  {'ok' if ratio >= 0.95 else 'below 0.95'}"
+            )
 
 
 if __name__ == "__main__":

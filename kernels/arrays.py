@@ -21,8 +21,9 @@ def aligned_empty(shape: tuple[int, ...], precision: str, order: str = "C") -> n
     return flat.reshape(shape, order=order)
 
 
-def aligned_full(shape: tuple[int, ...], precision: str, value: float,
-                 order: str = "C") -> np.ndarray:
+def aligned_full(
+    shape: tuple[int, ...], precision: str, value: float, order: str = "C"
+) -> np.ndarray:
     out = aligned_empty(shape, precision, order)
     out[...] = value
     return out

@@ -160,8 +160,15 @@ TRIDIAG = KernelInfo(
 )
 
 
-def _stream(op: str, formula: str, flops: int, loads: int, stores: int, arrays: int,
-            write_allocate: bool = True) -> KernelInfo:
+def _stream(
+    op: str,
+    formula: str,
+    flops: int,
+    loads: int,
+    stores: int,
+    arrays: int,
+    write_allocate: bool = True,
+) -> KernelInfo:
     return KernelInfo(
         name=f"stream.{op}",
         family="stream",

@@ -58,6 +58,5 @@ def set_threads(threads: int) -> None:
     """``numba.set_num_threads`` with an error naming the limit when it is too many."""
     limit = numba.config.NUMBA_NUM_THREADS
     if threads > limit:
-        raise ValueError(f"threads={threads} exceeds numba's limit of {limit} "
-                         "(NUMBA_NUM_THREADS)")
+        raise ValueError(f"threads={threads} exceeds numba's limit of {limit} (NUMBA_NUM_THREADS)")
     numba.set_num_threads(threads)

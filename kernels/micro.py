@@ -134,8 +134,9 @@ def prepare(bench: LazyBenchmark, shape: Shape, precision: str, threads: int) ->
     return prepared
 
 
-def jacobi_solve(shape: Shape, precision: str, tolerance: float,
-                 max_iterations: int, threads: int = 1) -> tuple[np.ndarray, int]:
+def jacobi_solve(
+    shape: Shape, precision: str, tolerance: float, max_iterations: int, threads: int = 1
+) -> tuple[np.ndarray, int]:
     """Jacobi iterations on the Poisson problem of :func:`.fields.jacobi` until the
     squared update norm drops to ``tolerance``; (solution, iterations)."""
     state = fields.jacobi(shape, precision)

@@ -20,8 +20,9 @@ def ping_pong(a: np.ndarray, b: np.ndarray, r: int) -> tuple[np.ndarray, np.ndar
 
 def _shifted(ndim: int, axis: int, shift: int) -> tuple[slice, ...]:
     """Interior slices of an ndim array moved by ``shift`` along ``axis``."""
-    return tuple(slice(1 + shift, -1 + shift or None) if d == axis else slice(1, -1)
-                 for d in range(ndim))
+    return tuple(
+        slice(1 + shift, -1 + shift or None) if d == axis else slice(1, -1) for d in range(ndim)
+    )
 
 
 def stencil(state: tuple, r: int) -> None:
@@ -38,8 +39,11 @@ def jacobi2d(state: tuple, r: int) -> None:
     u, v, g, wx, wy, residual = state
     src, dst = ping_pong(u, v, r)
     inner = (slice(1, -1), slice(1, -1))
-    new = (wx * (src[_shifted(2, 0, -1)] + src[_shifted(2, 0, 1)])
-           + wy * (src[_shifted(2, 1, -1)] + src[_shifted(2, 1, 1)]) + g[inner])
+    new = (
+        wx * (src[_shifted(2, 0, -1)] + src[_shifted(2, 0, 1)])
+        + wy * (src[_shifted(2, 1, -1)] + src[_shifted(2, 1, 1)])
+        + g[inner]
+    )
     residual[0] = np.sum((new.astype(np.float64) - src[inner]) ** 2)
     dst[inner] = new
 

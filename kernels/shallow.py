@@ -42,11 +42,25 @@ from .shallow_model import (
     step_constants,
 )
 
-PHASES = ("cu", "cv", "z", "h", "boundary", "unew", "vnew", "pnew", "boundary",
-          "uold", "vold", "pold", "copy")
+PHASES = (
+    "cu",
+    "cv",
+    "z",
+    "h",
+    "boundary",
+    "unew",
+    "vnew",
+    "pnew",
+    "boundary",
+    "uold",
+    "vold",
+    "pold",
+    "copy",
+)
 N_PHASES = len(PHASES)
-(CU, CV, Z, H, PERIODIC_CVZH, UNEW, VNEW, PNEW, PERIODIC_NEW,
- UOLD, VOLD, POLD, COPY) = range(N_PHASES)
+(CU, CV, Z, H, PERIODIC_CVZH, UNEW, VNEW, PNEW, PERIODIC_NEW, UOLD, VOLD, POLD, COPY) = range(
+    N_PHASES
+)
 
 
 _halo = serial(halo)
@@ -98,8 +112,10 @@ def _phase(k, s, c):
         for j in prange(n):
             for i in range(m):
                 h[i, j] = p[i, j] + quarter * (
-                    u[i + 1, j] * u[i + 1, j] + u[i, j] * u[i, j]
-                    + v[i, j + 1] * v[i, j + 1] + v[i, j] * v[i, j]
+                    u[i + 1, j] * u[i + 1, j]
+                    + u[i, j] * u[i, j]
+                    + v[i, j + 1] * v[i, j + 1]
+                    + v[i, j] * v[i, j]
                 )
     elif k == PERIODIC_CVZH:
         _periodic(cu, _U[0], _U[1])
@@ -112,7 +128,8 @@ def _phase(k, s, c):
             for i in range(m):
                 unew[i + 1, j] = (
                     uold[i + 1, j]
-                    + c.tdts8 * (z[i + 1, j + 1] + z[i + 1, j])
+                    + c.tdts8
+                    * (z[i + 1, j + 1] + z[i + 1, j])
                     * (cv[i + 1, j + 1] + cv[i, j + 1] + cv[i, j] + cv[i + 1, j])
                     - c.tdtsdx * (h[i + 1, j] - h[i, j])
                 )
@@ -122,7 +139,8 @@ def _phase(k, s, c):
             for i in range(m):
                 vnew[i, j + 1] = (
                     vold[i, j + 1]
-                    - c.tdts8 * (z[i + 1, j + 1] + z[i, j + 1])
+                    - c.tdts8
+                    * (z[i + 1, j + 1] + z[i, j + 1])
                     * (cu[i + 1, j + 1] + cu[i, j + 1] + cu[i, j] + cu[i + 1, j])
                     - c.tdtsdy * (h[i, j + 1] - h[i, j])
                 )
@@ -217,14 +235,22 @@ class ShallowPrepared:
     footprint_bytes: int
     steps_done: int = 0
 
-    def advance(self, steps: int, constants: StepConstants | None = None,
-                ticks: np.ndarray | None = None) -> int:
+    def advance(
+        self, steps: int, constants: StepConstants | None = None, ticks: np.ndarray | None = None
+    ) -> int:
         """``steps`` time steps, timed per phase into ``ticks`` if given; elapsed ticks."""
         set_threads(self.threads)
         per_phase = ticks is not None
-        total = run_steps(self.threads > 1, self.state, constants or self.constants, steps,
-                          0, N_PHASES, per_phase,
-                          ticks if per_phase else np.zeros(N_PHASES, dtype=np.int64))
+        total = run_steps(
+            self.threads > 1,
+            self.state,
+            constants or self.constants,
+            steps,
+            0,
+            N_PHASES,
+            per_phase,
+            ticks if per_phase else np.zeros(N_PHASES, dtype=np.int64),
+        )
         self.steps_done += steps
         return total
 

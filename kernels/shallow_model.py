@@ -87,10 +87,16 @@ def step_constants(precision: str, first: bool, c: ShallowConstants = DEFAULTS) 
 # Offsets of each staggered field's inner M x N points in its (M+1) x (N+1) array:
 # u and cu live at (i+1, j), v and cv at (i, j+1), z at (i+1, j+1), p and h at (i, j).
 STAGGER: dict[str, tuple[int, int]] = {
-    "u": (1, 0), "cu": (1, 0), "unew": (1, 0),
-    "v": (0, 1), "cv": (0, 1), "vnew": (0, 1),
+    "u": (1, 0),
+    "cu": (1, 0),
+    "unew": (1, 0),
+    "v": (0, 1),
+    "cv": (0, 1),
+    "vnew": (0, 1),
     "z": (1, 1),
-    "p": (0, 0), "h": (0, 0), "pnew": (0, 0),
+    "p": (0, 0),
+    "h": (0, 0),
+    "pnew": (0, 0),
 }
 
 
@@ -111,8 +117,9 @@ def periodic(a: np.ndarray, offset: tuple[int, int]) -> None:
     a[:, hj] = a[:, sj]
 
 
-def initial_state(shape: tuple[int, int], precision: str,
-                  c: ShallowConstants = DEFAULTS) -> ShallowState:
+def initial_state(
+    shape: tuple[int, int], precision: str, c: ShallowConstants = DEFAULTS
+) -> ShallowState:
     """The original initial conditions: stream function psi and pressure p.
 
     psi(i,j) = a sin((i+1/2) di) sin((j+1/2) dj), p(i,j) = pcf (cos 2i di + cos 2j dj) + 50000,
@@ -126,8 +133,9 @@ def initial_state(shape: tuple[int, int], precision: str,
     i = np.arange(m + 1)[:, None]
     j = np.arange(n + 1)[None, :]
     psi = c.a * np.sin((i + 0.5) * di) * np.sin((j + 0.5) * dj)
-    fields = {name: aligned_empty((m + 1, n + 1), precision, order="F")
-              for name in ShallowState._fields}
+    fields = {
+        name: aligned_empty((m + 1, n + 1), precision, order="F") for name in ShallowState._fields
+    }
     for name in ("unew", "vnew", "pnew", "cu", "cv", "z", "h"):
         fields[name][...] = 0.0
     fields["p"][...] = pcf * (np.cos(2.0 * i * di) + np.cos(2.0 * j * dj)) + 50000.0
@@ -159,21 +167,25 @@ def reference_step(s: ShallowState, c: StepConstants) -> None:
         p[:-1, :-1] + p[1:, :-1] + p[1:, 1:] + p[:-1, 1:]
     )
     s.h[:-1, :-1] = p[:-1, :-1] + 0.25 * (
-        u[1:, :-1] * u[1:, :-1] + u[:-1, :-1] * u[:-1, :-1]
-        + v[:-1, 1:] * v[:-1, 1:] + v[:-1, :-1] * v[:-1, :-1]
+        u[1:, :-1] * u[1:, :-1]
+        + u[:-1, :-1] * u[:-1, :-1]
+        + v[:-1, 1:] * v[:-1, 1:]
+        + v[:-1, :-1] * v[:-1, :-1]
     )
     for name in ("cu", "cv", "z", "h"):
         periodic(getattr(s, name), STAGGER[name])
     cu, cv, z, h = s.cu, s.cv, s.z, s.h
     s.unew[1:, :-1] = (
         s.uold[1:, :-1]
-        + c.tdts8 * (z[1:, 1:] + z[1:, :-1])
+        + c.tdts8
+        * (z[1:, 1:] + z[1:, :-1])
         * (cv[1:, 1:] + cv[:-1, 1:] + cv[:-1, :-1] + cv[1:, :-1])
         - c.tdtsdx * (h[1:, :-1] - h[:-1, :-1])
     )
     s.vnew[:-1, 1:] = (
         s.vold[:-1, 1:]
-        - c.tdts8 * (z[1:, 1:] + z[:-1, 1:])
+        - c.tdts8
+        * (z[1:, 1:] + z[:-1, 1:])
         * (cu[1:, 1:] + cu[:-1, 1:] + cu[:-1, :-1] + cu[1:, :-1])
         - c.tdtsdy * (h[:-1, 1:] - h[:-1, :-1])
     )

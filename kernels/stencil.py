@@ -30,9 +30,12 @@ def _stencil3d7(a, b, c0, c1, r):
         for j in range(1, n - 1):
             for k in range(1, p - 1):
                 dst[i, j, k] = c0 * src[i, j, k] + c1 * (
-                    src[i - 1, j, k] + src[i + 1, j, k]
-                    + src[i, j - 1, k] + src[i, j + 1, k]
-                    + src[i, j, k - 1] + src[i, j, k + 1]
+                    src[i - 1, j, k]
+                    + src[i + 1, j, k]
+                    + src[i, j - 1, k]
+                    + src[i, j + 1, k]
+                    + src[i, j, k - 1]
+                    + src[i, j, k + 1]
                 )
 
 
@@ -42,8 +45,11 @@ def _jacobi2d(u, v, g, wx, wy, residual, r):
     acc = 0.0
     for i in prange(1, m - 1):
         for j in range(1, n - 1):
-            new = (wx * (src[i - 1, j] + src[i + 1, j])
-                   + wy * (src[i, j - 1] + src[i, j + 1]) + g[i, j])
+            new = (
+                wx * (src[i - 1, j] + src[i + 1, j])
+                + wy * (src[i, j - 1] + src[i, j + 1])
+                + g[i, j]
+            )
             change = new - src[i, j]
             acc += change * change
             dst[i, j] = new

@@ -7,6 +7,7 @@ python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[test]"
 .venv/bin/ruff check .
+.venv/bin/ruff format --check .
 set +e
 .venv/bin/python -m pytest "$@"
 status=$?

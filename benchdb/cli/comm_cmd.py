@@ -288,8 +288,7 @@ def show(
             ("max_rel_error", "max |err|", _pct),
         ],
         as_json=False,
-        title=f"{params.name}: piecewise postal models, ping-pong and Sendrecv "
-        f"({params.source})",
+        title=f"{params.name}: piecewise postal models, ping-pong and Sendrecv ({params.source})",
     )
     if halo_rows:
         emit(

@@ -133,9 +133,7 @@ def _rel_iqr(values: np.ndarray) -> float:
 
 def _median_rate(members: list[Mapping[str, Any]], work_per_point: float) -> float:
     """The median of the members' own (median-time) rates."""
-    return float(
-        np.median([work_per_point * float(m["points"]) / m["t_median"] for m in members])
-    )
+    return float(np.median([work_per_point * float(m["points"]) / m["t_median"] for m in members]))
 
 
 def _split_rectangles(

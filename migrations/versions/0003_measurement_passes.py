@@ -21,9 +21,7 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     with op.batch_alter_table("measurement", schema=None) as batch_op:
-        batch_op.add_column(
-            sa.Column("passes", sa.Integer(), nullable=False, server_default="1")
-        )
+        batch_op.add_column(sa.Column("passes", sa.Integer(), nullable=False, server_default="1"))
 
 
 def downgrade() -> None:

@@ -13,8 +13,9 @@ needs_two_threads = pytest.mark.skipif(
 )
 
 
-def scales_linearly(prepared: Prepared, kernel: str, tries: int = 3,
-                    samples: int = 5) -> list[float]:
+def scales_linearly(
+    prepared: Prepared, kernel: str, tries: int = 3, samples: int = 5
+) -> list[float]:
     """Ratios min time(2R) / min time(R) of ``kernel``; the test passes if one is in [1.5, 3].
 
     R is chosen so one sample lasts a few milliseconds.  The R and 2R samples

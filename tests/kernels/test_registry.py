@@ -10,8 +10,17 @@ from benchdb.kernels import BENCHMARKS, all_kernels, get_benchmark, kernel_info
 from benchdb.kernels.catalog import SHALLOW_LOOPS
 
 EXPECTED = [
-    "shallow", "stencil2d5", "stencil3d7", "jacobi2d", "tridiag", "stream.copy",
-    "stream.scale", "stream.add", "stream.triad", "stream.sum", "stream.fill",
+    "shallow",
+    "stencil2d5",
+    "stencil3d7",
+    "jacobi2d",
+    "tridiag",
+    "stream.copy",
+    "stream.scale",
+    "stream.add",
+    "stream.triad",
+    "stream.sum",
+    "stream.fill",
 ]
 
 
@@ -40,11 +49,23 @@ def test_unknown_benchmark_lists_valid_names():
 
 
 def test_shallow_kernels_follow_table_i():
-    flops = {"cu": 3, "cv": 3, "z": 13, "h": 9, "unew": 10, "vnew": 10, "pnew": 6,
-             "uold": 5, "vold": 5, "pold": 5}
+    flops = {
+        "cu": 3,
+        "cv": 3,
+        "z": 13,
+        "h": 9,
+        "unew": 10,
+        "vnew": 10,
+        "pnew": 6,
+        "uold": 5,
+        "vold": 5,
+        "pold": 5,
+    }
     assert [k.name for k in get_benchmark("shallow").kernels] == [
         *(f"shallow.{loop}" for loop in SHALLOW_LOOPS),
-        "shallow.copy", "shallow.boundary", "shallow.step",
+        "shallow.copy",
+        "shallow.boundary",
+        "shallow.step",
     ]
     for loop, f in flops.items():
         info = kernel_info(f"shallow.{loop}")
@@ -56,10 +77,13 @@ def test_shallow_kernels_follow_table_i():
     assert {k.name for k in all_kernels()} >= {f"shallow.{x}" for x in flops}
 
 
-@pytest.mark.parametrize(("shape", "precision", "expected"), [
-    ((64, 64), "float64", 65 * 65 * 13 * 8),  # paper 003 eq. (9)
-    ((31, 17), "float32", 32 * 18 * 13 * 4),
-])
+@pytest.mark.parametrize(
+    ("shape", "precision", "expected"),
+    [
+        ((64, 64), "float64", 65 * 65 * 13 * 8),  # paper 003 eq. (9)
+        ((31, 17), "float32", 32 * 18 * 13 * 4),
+    ],
+)
 def test_shallow_footprint(shape, precision, expected):
     assert get_benchmark("shallow").footprint_bytes(shape, precision) == expected
 
@@ -86,9 +110,15 @@ def test_stream_bytes_with_and_without_write_allocate():
     assert kernel_info("stream.fill").bytes_per_point("float64", with_write_allocate=True) == 16
 
 
-@pytest.mark.parametrize(("name", "shape"), [
-    ("shallow", (8,)), ("stencil2d5", (2, 8)), ("stream.copy", (0,)), ("jacobi2d", (4.5, 4)),
-])
+@pytest.mark.parametrize(
+    ("name", "shape"),
+    [
+        ("shallow", (8,)),
+        ("stencil2d5", (2, 8)),
+        ("stream.copy", (0,)),
+        ("jacobi2d", (4.5, 4)),
+    ],
+)
 def test_bad_shapes_are_refused(name, shape):
     with pytest.raises(ValueError, match="shape"):
         get_benchmark(name).footprint_bytes(shape, "float64")

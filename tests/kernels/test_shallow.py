@@ -14,9 +14,13 @@ EPS = {"float64": 2.2e-16, "float32": 1.2e-7}
 
 def field_errors(a: ShallowState, b: ShallowState) -> dict[str, float]:
     """Max-norm difference of each field, relative to the field's largest value."""
-    return {name: float(np.max(np.abs(getattr(a, name).astype(np.float64) - getattr(b, name)))
-                        / np.max(np.abs(getattr(b, name))))
-            for name in ShallowState._fields}
+    return {
+        name: float(
+            np.max(np.abs(getattr(a, name).astype(np.float64) - getattr(b, name)))
+            / np.max(np.abs(getattr(b, name)))
+        )
+        for name in ShallowState._fields
+    }
 
 
 @pytest.mark.parametrize("precision", PRECISIONS)

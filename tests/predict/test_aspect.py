@@ -39,9 +39,7 @@ def test_log_aspect_follows_the_contiguous_axis() -> None:
 
 def test_slopes_interpolate_in_footprint_and_clamp_in_aspect() -> None:
     a = np.log(2)
-    params = aspect.fit(
-        np.array([1.0, 3.0, 1.0]), np.array([-a, -a, a]), np.log([0.8, 0.9, 1.2])
-    )
+    params = aspect.fit(np.array([1.0, 3.0, 1.0]), np.array([-a, -a, a]), np.log([0.8, 0.9, 1.2]))
     factor, beyond = aspect.evaluate(
         params, np.array([1.0, 2.0, 9.0, 1.0, 1.0, 1.0]), np.array([-a, -a, -a, -a / 2, 2 * a, 0])
     )

@@ -203,9 +203,9 @@ def calibrate_cmd(
     On a shared host the curves drift with the other tenants (here every loop of a
     run moved together by 15-40 % within half an hour).  Before you rely on a
     prediction for one grid, --near GRID re-measures, in about a minute, the curve
-    points and exchanges on both sides of that grid's blocks, and the points the
-    full calibration had measured between those sides (else their old samples
-    would carry the lookup).
+    points (rows as long as the blocks' rows) and exchanges on both sides of that
+    grid's blocks, and the points the full calibration had measured between those
+    sides (else their old samples would carry the lookup).
 
     Examples:
 

@@ -13,12 +13,14 @@ hour and by +-15 % in a noisy one; no calibration removes that part.)
 So, right before a prediction is used for (or checked against) a run, ``benchdb
 app calibrate --near GRID`` re-measures only what that run's prediction rests
 on: the single-process and the populated (``--ranks`` busy) shallow curves at
-two square blocks whose footprints are :data:`NEAR_FACTOR` smaller and larger
-than each rank count's local block, and the model's exchanges on square global
-grids on both sides of GRID.  It does not add the block or the grid itself:
-the lookup still interpolates, now between points minutes old.  The points
-join the curves like any other pass of the same environment and, being the
-nearest, carry the interpolation at the target.  About a minute here.
+two blocks whose footprints are :data:`NEAR_FACTOR` smaller and larger than each
+rank count's local block and whose rows are as long as its rows (see
+:func:`_bracket`; a rectangular block also gets two square ones), and the
+model's exchanges on square global grids on both sides of GRID.  It does not
+add the block or the grid itself: the lookup still interpolates, now between
+points minutes old.  The points join the curves like any other pass of the
+same environment and, being the nearest, carry the interpolation at the
+target.  About a minute here.
 
 Points of the full calibration that lie *between* the two bracketing footprints
 are measured again too.  Measured (``benchmarks/app_validation.py --near``): the
@@ -39,6 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from sqlalchemy import Select, select
 
 from benchdb.app.decomposition import decompositions
@@ -46,6 +49,7 @@ from benchdb.app.model import AppCase, populated_context
 from benchdb.db.engine import Database
 from benchdb.db.models import Environment, Kernel, Machine, Measurement, Run
 from benchdb.errors import UserError
+from benchdb.predict.aspect import SQUARE_TOL, log_aspect
 from benchdb.query import shape_key
 
 from ...kernels.geometry import SHALLOW
@@ -67,8 +71,8 @@ class NearPlan:
 
     grid: tuple[int, int]
     ranks: int
-    single: tuple[tuple[int, int], ...]  # squares around the 1-rank block
-    populated: tuple[tuple[int, int], ...]  # squares around every P-rank block
+    single: tuple[tuple[int, int], ...]  # blocks around the 1-rank block
+    populated: tuple[tuple[int, int], ...]  # blocks around every P-rank block
     exchanges: tuple[AppCase, ...]  # every decomposition of P, grids around GRID
 
     @staticmethod
@@ -77,13 +81,35 @@ class NearPlan:
 
 
 def _bracket(local: tuple[int, int], precision: str) -> set[tuple[int, int]]:
-    """Squares whose footprints are NEAR_FACTOR below and above the block's."""
+    """Blocks whose footprints are NEAR_FACTOR below and above the block's, with its rows.
+
+    The brackets keep the block's contiguous extent (its row length) and stretch the
+    other one.  Measured (``benchdb app calibrate --ranks 2 --sizes ...``, 2-core EPYC):
+    at one footprint a 70x70 block's loops ran 10 % slower than 67x67 and 73x73 but
+    within 4 % of 70x64 and 70x76 -- the row length itself, its SIMD remainder and
+    alignment, moves the rate, so square brackets around a square block interpolate
+    across rows the block does not have.  A square block's brackets are near-squares
+    (within :data:`benchdb.predict.aspect.SQUARE_TOL`) and join the square curve.  A
+    rectangular block's are rectangles: they calibrate the row-length correction at the
+    block's footprint, where the sweep's 4:1 rectangles would extrapolate from rows of
+    another length (35x70's loops ran 0-10 % *faster* than 70x35's, while 20x82's ran
+    25-50 % slower than 82x20's).  Such a block also gets square brackets, for the
+    square curve the correction multiplies.
+    """
+    stretched = 1 - (SHALLOW.contiguous_axis or 0)
+    factors = (1 / NEAR_FACTOR, NEAR_FACTOR)
+    # the footprint is proportional to (M+1)(N+1): stretch the other extent's M+1
+    same_rows = set()
+    for f in factors:
+        shape = list(local)
+        shape[stretched] = max(2, round((local[stretched] + 1) * f) - 1)
+        same_rows.add((shape[0], shape[1]))
+    if abs(log_aspect(SHALLOW, np.array([local]))[0]) <= SQUARE_TOL:
+        return same_rows
     per_point = SHALLOW.footprint_bytes((1, 1), precision) / 4  # (M+1)(N+1) points
     fp = SHALLOW.footprint_bytes(local, precision)
-    sides = {
-        max(2, round(math.sqrt(fp * f / per_point) - 1)) for f in (1 / NEAR_FACTOR, NEAR_FACTOR)
-    }
-    return {(s, s) for s in sides}
+    sides = {max(2, round(math.sqrt(fp * f / per_point) - 1)) for f in factors}
+    return same_rows | {(s, s) for s in sides}
 
 
 def near_plan(grid: tuple[int, int], ranks: int, precision: str = "float64") -> NearPlan:
@@ -152,13 +178,13 @@ def with_points_between(
     db: Database,
     ctx: Context,
     context: str,
-    squares: tuple[tuple[int, int], ...],
+    brackets: tuple[tuple[int, int], ...],
     precision: str = "float64",
 ) -> tuple[tuple[int, int], ...]:
-    """``squares`` and every shape already measured in ``context`` whose footprint lies
+    """``brackets`` and every shape already measured in ``context`` whose footprint lies
     between the smallest and the largest of theirs: nearer to the target than the fresh
-    squares, such a point would carry the lookup with its old samples."""
-    footprints = [SHALLOW.footprint_bytes(sq, precision) for sq in squares]
+    brackets, such a point would carry the lookup with its old samples."""
+    footprints = [SHALLOW.footprint_bytes(b, precision) for b in brackets]
     stmt = _shallow_points(ctx, Measurement.shape).where(
         Measurement.context == context,
         Measurement.precision == precision,
@@ -166,7 +192,7 @@ def with_points_between(
     )
     with db.session() as s:
         inside = {(int(a), int(b)) for a, b in s.scalars(stmt)}
-    return tuple(sorted(set(squares) | inside))
+    return tuple(sorted(set(brackets) | inside))
 
 
 def calibrate_near(

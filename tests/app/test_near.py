@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from benchdb.collectors.app.exchanges import PASSES
 from benchdb.collectors.app.near import NEAR_FACTOR, NEAR_TAG, near_plan
@@ -15,6 +16,7 @@ from benchdb.app.runs import app_runs
 from benchdb.db.engine import open_database
 from benchdb.errors import UserError
 from benchdb.predict import predict
+from benchdb.predict.aspect import SQUARE_TOL, log_aspect
 from benchdb.query import parse_shape
 from tests.clihelpers import assert_user_error, benchdb
 
@@ -27,13 +29,27 @@ def _fp(shape: tuple[int, int]) -> float:
 def test_plan_brackets_every_block(side: int) -> None:
     grid = (side, side)
     plan = near_plan(grid, 2)
-    for target, squares in ((grid, plan.single), ((side // 2, side), plan.populated)):
-        lo, hi = (_fp(s) / _fp(target) for s in squares)
-        assert 1 / NEAR_FACTOR**1.5 < lo < 1 < hi < NEAR_FACTOR**1.5, (target, squares)
+    for target, brackets in (
+        (grid, plan.single),
+        ((side // 2, side), plan.populated),
+        ((side, side // 2), plan.populated),
+    ):
+        rows = [b for b in brackets if b[0] == target[0]]  # axis 0 is contiguous
+        lo, hi = sorted(_fp(b) / _fp(target) for b in rows)
+        assert 1 / NEAR_FACTOR**1.5 < lo < 1 < hi < NEAR_FACTOR**1.5, (target, brackets)
+    assert len(plan.single) == 2  # a square block: its own rows, no squares of other rows
+    squares = sorted(_fp(b) / _fp((side // 2, side)) for b in plan.populated if b[0] == b[1])
+    assert len(squares) == 2 and squares[0] < 1 < squares[1]
     assert {c.decomp.key for c in plan.exchanges} == {"1x2", "2x1"}
     sides = {c.grid[0] for c in plan.exchanges}
     assert len(sides) == 2 and side not in sides and all(s % 2 == 0 for s in sides)
     assert min(sides) < side < max(sides)
+
+
+def test_square_block_brackets_join_the_square_curve() -> None:
+    # 70x64 and 70x76 keep 70x70's rows and count as squares in the lookup
+    a = log_aspect(SHALLOW, np.array(near_plan((70, 70), 2).single))
+    assert np.all(np.abs(a) <= SQUARE_TOL)
 
 
 def test_plan_needs_a_grid_the_ranks_divide() -> None:
@@ -55,8 +71,9 @@ def test_near_without_a_full_calibration_is_refused(sqlite_url: str, tmp_path) -
 
 @pytest.mark.mpi
 def test_near_points_carry_the_lookup_at_the_target(sqlite_url: str) -> None:
-    # brackets: 38x38, 42x42 around 40x40 (1 process); 27x27, 30x30 around 20x40 (2 ranks).
-    # 40x40 and 28x28 lie between them: old points there must be measured again.
+    # brackets: 40x37, 40x44 around 40x40 (1 process); 20x37, 20x44, 40x18, 40x22 and the
+    # squares 27x27, 30x30 around 20x40 and 40x20 (2 ranks).  40x40 and 28x28 lie between
+    # them: old points there must be measured again.
     sizes = "8x8,12x12,28x28,40x40,64x64"
     for args in (
         ("collect", "--kernels", "shallow", "--sizes", sizes, "--quick", "--quiet"),
@@ -67,8 +84,8 @@ def test_near_points_carry_the_lookup_at_the_target(sqlite_url: str) -> None:
     proc = benchdb("app", "calibrate", "--near", "40x40", "--json", "--db", sqlite_url)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
-    assert result["single_sizes"] == "38x38,40x40,42x42"
-    assert result["populated_sizes"] == "27x27,28x28,30x30"
+    assert result["single_sizes"] == "40x37,40x40,40x44"
+    assert result["populated_sizes"] == "20x37,20x44,27x27,28x28,30x30,40x18,40x22"
     db = open_database(sqlite_url)
     plan = near_plan((40, 40), 2)
     for ranks, target, spec in ((1, (40, 40), "single_sizes"), (2, (40, 20), "populated_sizes")):

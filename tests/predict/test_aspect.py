@@ -84,6 +84,17 @@ def test_one_disturbed_rectangle_does_not_bend_the_correction() -> None:
     assert factor[0] == pytest.approx(0.9)
 
 
+def test_two_near_rectangles_carry_the_correction_between_them() -> None:
+    # `app calibrate --near` adds rectangles with the block's own rows at +-9 % footprint
+    # between the sweep's 4:1 ones, whose much shorter rows ran 40 % slower; a 2:1 block
+    # of the near rows runs like the square.  The pair must survive the median filter.
+    u = np.log([181e3, 243e3, 288e3, 371e3])
+    a = np.array([-np.log(2), -0.30, -0.38, -np.log(2)])  # 20x82, 35x64, 35x76, 29x118
+    ratio = np.log([1 / 1.4, 1.0, 1.0, 1 / 1.4])
+    factor, _ = aspect.evaluate(aspect.fit(u, a, ratio), np.log([266e3]), np.array([-0.35]))
+    assert factor[0] == pytest.approx(1.0)
+
+
 def test_a_kernel_measured_in_squares_says_its_rectangles_are_extrapolated(sdb) -> None:
     add_run(sdb, "stencil2d5", SQUARES, step_curve())
     df = predict(sdb, "stencil2d5", [(400, 100), (200, 200)], method="linear")

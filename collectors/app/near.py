@@ -84,21 +84,22 @@ def _bracket(local: tuple[int, int], precision: str) -> set[tuple[int, int]]:
     """Blocks whose footprints are NEAR_FACTOR below and above the block's, with its rows.
 
     The brackets keep the block's contiguous extent (its row length) and stretch the
-    other one.  Measured (``benchdb app calibrate --ranks 2 --sizes ...``, 2-core EPYC):
-    at one footprint a 70x70 block's loops ran 10 % slower than 67x67 and 73x73 but
-    within 4 % of 70x64 and 70x76 -- the row length itself, its SIMD remainder and
-    alignment, moves the rate, so square brackets around a square block interpolate
-    across rows the block does not have.  A square block's brackets are near-squares
-    (within :data:`benchdb.predict.aspect.SQUARE_TOL`) and join the square curve.  A
-    rectangular block's are rectangles: they calibrate the row-length correction at the
-    block's footprint, where the sweep's 4:1 rectangles would extrapolate from rows of
-    another length (35x70's loops ran 0-10 % *faster* than 70x35's, while 20x82's ran
-    25-50 % slower than 82x20's).  Such a block also gets square brackets, for the
-    square curve the correction multiplies.
+    other one.  Measured with ``benchdb app calibrate --ranks 2 --sizes ...`` (2-core
+    EPYC, two runs), the loops summed per point: 70x70 ran 10-12 % slower than 67x67
+    and 73x73 but only 2-6 % slower than 70x64 and 70x76.  The row length itself (its
+    SIMD remainder and alignment) moves the rate, so square brackets around a square
+    block interpolate across rows the block does not have.  A square block's brackets
+    are near-squares (within :data:`benchdb.predict.aspect.SQUARE_TOL`) and join the
+    square curve.  A rectangular block's brackets are rectangles, and they calibrate the
+    row-length correction at the block's footprint.  Without them, the correction
+    extrapolates from the sweep's 4:1 rectangles, whose rows have other lengths: there,
+    20x82's copy and vnew ran 17-52 % slower than 82x20's, while 35x70 ran at 70x35's speed
+    summed over the loops and 5-20 % faster in copy, cv, uold and vnew.  Such a block
+    also gets square brackets, for the square curve the correction multiplies.
     """
     stretched = 1 - (SHALLOW.contiguous_axis or 0)
     factors = (1 / NEAR_FACTOR, NEAR_FACTOR)
-    # the footprint is proportional to (M+1)(N+1): stretch the other extent's M+1
+    # the footprint is proportional to (M+1)(N+1): scale the other extent + 1 by f
     same_rows = set()
     for f in factors:
         shape = list(local)

@@ -30,7 +30,7 @@ from typing import Any
 from benchdb.kernels import get_benchmark
 from benchdb.kernels.catalog import STREAM_KERNELS
 
-from benchdb.machine import read_caches_sysfs
+from benchdb.machine import detect_machine
 
 TRIAD = next(k for k in STREAM_KERNELS if k.name == "stream.triad")
 BYTES_PER_POINT = TRIAD.bytes_per_point("float64")  # STREAM counting: 24 B
@@ -38,9 +38,10 @@ BYTES_PER_POINT = TRIAD.bytes_per_point("float64")  # STREAM counting: 24 B
 
 def dram_points() -> int:
     """Triad length whose three arrays span 4x the last-level cache."""
-    caches = [c for c in read_caches_sysfs() if c.type != "Instruction"]
-    last = max(caches, key=lambda c: c.level).size_bytes
-    return 4 * last // BYTES_PER_POINT
+    last = detect_machine().last_level_cache()
+    if last is None:
+        raise SystemExit("this machine reports no data cache; cannot size the working set")
+    return 4 * last.size_bytes // BYTES_PER_POINT
 
 
 def _worker(

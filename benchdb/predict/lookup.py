@@ -26,11 +26,16 @@ nothing about it (issue 7: at 0.8 L2 the chord missed the measured time by
 A non-square block's rate is the square curve's times the row-length
 correction of :mod:`.aspect`, fitted with the method from the calibration
 rectangles; ``aspect_extrapolated`` says when its aspect lies beyond them.
+Where measured blocks with the query's own row length bracket it closely, they
+answer instead (:mod:`.same_rows`; ``same_rows`` says so, and the bracketing
+footprints, spread and flags are theirs); ``interpolation_rel`` stays the
+curve's, an estimate from above for so short a span.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from types import ModuleType
 from typing import Any
 
@@ -41,6 +46,7 @@ from . import aspect
 from .basis import RateBasis, rate_basis
 from .curve import Curve, build_curve
 from .methods import get_method
+from .same_rows import SameRowCurves
 from .source import Selection, machine_rows, resolve_machine_caches, select_rows
 from .store import cached_fit
 
@@ -57,6 +63,16 @@ class Lookup:
     model_id: int | None = None
     reused: bool = False
 
+    @cached_property
+    def same_rows(self) -> SameRowCurves | None:
+        """The selection's blocks grouped by row length (:mod:`.same_rows`)."""
+        return SameRowCurves.build(
+            self.selection.rows,
+            self.basis.work_per_point,
+            self.basis.geometry.contiguous_axis,
+            self.curve,
+        )
+
     def rates(self, footprint: np.ndarray) -> np.ndarray:
         """The square curve's fitted rates at ``footprint`` (bytes)."""
         return self.method.evaluate(self.params, np.log(footprint))
@@ -70,7 +86,6 @@ class Lookup:
         u = np.log(footprint)
         log_aspect = aspect.log_aspect(self.basis.geometry, shapes)
         rate, aspect_beyond = method_rates(self.method, self.params, u, log_aspect)
-        time = self.basis.work_per_point * points * iters / rate
         known = self.curve.log_x
         n = len(known)
         idx = np.searchsorted(known, u)  # interval: lo = idx - 1, hi = idx
@@ -83,6 +98,16 @@ class Lookup:
         extrap = (u < known[0] - eps) | (u > known[-1] + eps)
         flags = _interval_flags(self.curve)[idx]
         interp = _interval_interpolation(self.params["loo_rel"])[idx]
+        lo_fp, hi_fp = self.curve.footprint[lo], self.curve.footprint[hi]
+        own = self.same_rows.answer(shapes, footprint) if self.same_rows else None
+        if own is not None and own.found.any():
+            f = own.found
+            rate, unc = np.where(f, own.rate, rate), np.where(f, own.spread, unc)
+            lo_fp = np.where(f, own.lo_footprint, lo_fp)
+            hi_fp = np.where(f, own.hi_footprint, hi_fp)
+            flags = np.where(f, own.flags, flags)
+            extrap, aspect_beyond = extrap & ~f, aspect_beyond & ~f
+        time = self.basis.work_per_point * points * iters / rate
         sel = self.selection
         return {
             **{f"shape_{d}": shapes[:, d] for d in range(shapes.shape[1])},
@@ -101,8 +126,9 @@ class Lookup:
             "extrapolated": extrap,
             "log_aspect": log_aspect,
             "aspect_extrapolated": aspect_beyond,
-            "lo_footprint_bytes": self.curve.footprint[lo],
-            "hi_footprint_bytes": self.curve.footprint[hi],
+            "same_rows": own.found if own is not None else np.zeros(len(shapes), dtype=bool),
+            "lo_footprint_bytes": lo_fp,
+            "hi_footprint_bytes": hi_fp,
             "point_flags": flags,
             "environment_id": sel.environment_id,
             "model_id": self.model_id,

@@ -15,12 +15,12 @@ app calibrate --near GRID`` re-measures only what that run's prediction rests
 on: the single-process and the populated (``--ranks`` busy) shallow curves at
 two blocks whose footprints are :data:`NEAR_FACTOR` smaller and larger than each
 rank count's local block and whose rows are as long as its rows (see
-:func:`_bracket`; a rectangular block also gets two square ones), and the
-model's exchanges on square global grids on both sides of GRID.  It does not
-add the block or the grid itself: the lookup still interpolates, now between
-points minutes old.  The points join the curves like any other pass of the
-same environment and, being the nearest, carry the interpolation at the
-target.  About a minute here.
+:func:`_bracket`), and the model's exchanges on square global grids on both
+sides of GRID.  It does not add the block or the grid itself: the lookup still
+interpolates, now between points minutes old.  The points join the curves like
+any other pass of the same environment and, having the block's rows, carry the
+interpolation at the target (:mod:`benchdb.predict.same_rows`).  About a
+minute here.
 
 Points of the full calibration that lie *between* the two bracketing footprints
 are measured again too.  Measured (``benchmarks/app_validation.py --near``): the
@@ -41,7 +41,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from sqlalchemy import Select, select
 
 from benchdb.app.decomposition import decompositions
@@ -49,7 +48,6 @@ from benchdb.app.model import AppCase, populated_context
 from benchdb.db.engine import Database
 from benchdb.db.models import Environment, Kernel, Machine, Measurement, Run
 from benchdb.errors import UserError
-from benchdb.predict.aspect import SQUARE_TOL, log_aspect
 from benchdb.query import shape_key
 
 from ...kernels.geometry import SHALLOW
@@ -80,37 +78,27 @@ class NearPlan:
         return ",".join(shape_key(s) for s in shapes)
 
 
-def _bracket(local: tuple[int, int], precision: str) -> set[tuple[int, int]]:
+def _bracket(local: tuple[int, int]) -> set[tuple[int, int]]:
     """Blocks whose footprints are NEAR_FACTOR below and above the block's, with its rows.
 
     The brackets keep the block's contiguous extent (its row length) and stretch the
-    other one.  Measured with ``benchdb app calibrate --ranks 2 --sizes ...`` (2-core
-    EPYC, two runs), the loops summed per point: 70x70 ran 10-12 % slower than 67x67
-    and 73x73 but only 2-6 % slower than 70x64 and 70x76.  The row length itself (its
-    SIMD remainder and alignment) moves the rate, so square brackets around a square
-    block interpolate across rows the block does not have.  A square block's brackets
-    are near-squares (within :data:`benchdb.predict.aspect.SQUARE_TOL`) and join the
-    square curve.  A rectangular block's brackets are rectangles, and they calibrate the
-    row-length correction at the block's footprint.  Without them, the correction
-    extrapolates from the sweep's 4:1 rectangles, whose rows have other lengths: there,
-    20x82's copy and vnew ran 17-52 % slower than 82x20's, while 35x70 ran at 70x35's speed
-    summed over the loops and 5-20 % faster in copy, cv, uold and vnew.  Such a block
-    also gets square brackets, for the square curve the correction multiplies.
+    other one, and the lookup answers the block from them alone
+    (:mod:`benchdb.predict.same_rows`).  The row length itself -- its SIMD remainder,
+    whether rows start on a cache line -- moves the rate, so brackets with other rows
+    interpolate across rates the block does not have.  Measured with ``benchdb app
+    calibrate --ranks 2 --sizes ...`` (2-core EPYC, two runs), the loops summed per
+    point: 70x70 ran 10-12 % slower than the squares 67x67 and 73x73 but only 2-6 %
+    slower than 70x64 and 70x76; the sweep's 4:1 rectangles had 20x82's copy and vnew
+    17-52 % slower than 82x20's, while 35x70 ran at 70x35's speed summed over the loops.
     """
     stretched = 1 - (SHALLOW.contiguous_axis or 0)
-    factors = (1 / NEAR_FACTOR, NEAR_FACTOR)
+    out = set()
     # the footprint is proportional to (M+1)(N+1): scale the other extent + 1 by f
-    same_rows = set()
-    for f in factors:
+    for f in (1 / NEAR_FACTOR, NEAR_FACTOR):
         shape = list(local)
         shape[stretched] = max(2, round((local[stretched] + 1) * f) - 1)
-        same_rows.add((shape[0], shape[1]))
-    if abs(log_aspect(SHALLOW, np.array([local]))[0]) <= SQUARE_TOL:
-        return same_rows
-    per_point = SHALLOW.footprint_bytes((1, 1), precision) / 4  # (M+1)(N+1) points
-    fp = SHALLOW.footprint_bytes(local, precision)
-    sides = {max(2, round(math.sqrt(fp * f / per_point) - 1)) for f in factors}
-    return same_rows | {(s, s) for s in sides}
+        out.add((shape[0], shape[1]))
+    return out
 
 
 def near_plan(grid: tuple[int, int], ranks: int, precision: str = "float64") -> NearPlan:
@@ -122,7 +110,7 @@ def near_plan(grid: tuple[int, int], ranks: int, precision: str = "float64") -> 
             f"no decomposition of {ranks} ranks divides the grid {shape_key(grid)}; "
             f"give a grid whose sides are multiples of {ranks}"
         )
-    populated = set().union(*(_bracket(d.local_shape(grid), precision) for d in decomps))
+    populated = set().union(*(_bracket(d.local_shape(grid)) for d in decomps))
     side = math.sqrt(grid[0] * grid[1])
     exchange_sides = sorted(
         {
@@ -134,7 +122,7 @@ def near_plan(grid: tuple[int, int], ranks: int, precision: str = "float64") -> 
     return NearPlan(
         grid,
         ranks,
-        tuple(sorted(_bracket(grid, precision))),
+        tuple(sorted(_bracket(grid))),
         tuple(sorted(populated)),
         tuple(square_cases(exchange_sides, ranks, precision)),
     )

@@ -56,7 +56,8 @@ def predict(
     ``iterations``, ``rate`` (in ``rate_unit``: flop/s, or B/s for data-only
     kernels), ``time_s``, ``uncertainty_rel`` (the samples' spread),
     ``interpolation_rel`` (leave-one-out error, NaN where none), ``extrapolated``, the bracketing
-    measured footprints ``lo_footprint_bytes``/``hi_footprint_bytes``, the
+    measured footprints ``lo_footprint_bytes``/``hi_footprint_bytes`` (those of
+    blocks with the shape's own rows where ``same_rows``), the
     ``point_flags`` of those points (``noisy``, ``spike``, ``dip``), ``method``,
     ``environment_id`` and the ``model_id`` of the stored fit.  ``options``
     select the curve (:class:`LookupOptions`).

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -9,7 +11,7 @@ from benchdb.db.engine import open_database
 from benchdb.predict import predict
 from benchdb.predict.basis import rate_basis
 
-from .synth import add_run, square_sizes, step_curve
+from .synth import add_run, cli, square_sizes, step_curve
 
 KERNEL = "shallow.cu"  # Fortran order: rows along axis 0
 SQUARES = [s for s in square_sizes(8, 1500, 20) if s != (71, 71)]
@@ -52,3 +54,13 @@ def test_a_measured_block_answers_itself_and_far_points_do_not(sdb) -> None:
     assert df.rate[0] == pytest.approx(FAST * curve(np.array([_fp(ALIGNED)]))[0])
     # 70x100 lies 31 % beyond 70x76 (reach 19 %); 70x60 has own-row points on one side only
     assert not df.extrapolated.any()
+
+
+def test_predict_says_which_answers_rest_on_own_rows(sdb, sqlite_url: str, capsys) -> None:
+    add_run(sdb, KERNEL, [*SQUARES, *BRACKETS], step_curve())
+    args = ("predict", "--db", sqlite_url, "-k", KERNEL, "-s", "70x70", "-s", "200x200")
+    proc = cli(capsys, *args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert [r["same_rows"] for r in json.loads(proc.stdout)["predictions"]] == [True, False]
+    proc = cli(capsys, *args)
+    assert proc.returncode == 0 and proc.stdout.count("(own rows)") == 1, proc.stdout

@@ -10,7 +10,10 @@ loops summed per point with ``sqlite3`` over its ``fullstep`` measurements):
 ns/point in all four of its measurements, while the same-row brackets of the
 70x70 block, 70x64 and 70x76, ran at 6.8-7.6.  71x71 lies between them in
 footprint, so the square curve's lookup at 70x70 rested on it, and the
-single-rank 70x70 run was predicted 12 % short (its cheap loops 12-20 %).
+single-rank 70x70 run was predicted 12 % short (its cheap loops 12-20 %);
+answered from its own rows, the same runs came out +1.9 % (``python
+benchmarks/app_validation.py --db ... --from-db`` before and after), and the
+next two validations -2.0 % and +0.8 %, every loop within 9 %.
 ``benchdb collect --kernels shallow --sizes 70x60,...,70x80,60x70,...,80x70``
 showed that 70x70 itself is no outlier among its own-row neighbours (7.58
 against 7.67 at 70x64 and 7.36 at 70x76).
@@ -90,6 +93,9 @@ class SameRowCurves:
         return cls(axis, curves)
 
     def answer(self, shapes: np.ndarray, footprint: np.ndarray) -> Answers:
+        """For each row of ``shapes`` (n, ndim) with ``footprint`` (bytes): the rate
+        between the nearest measured blocks of its rows on either side, where both
+        lie within :data:`REACH`; ``found`` is False elsewhere."""
         n = len(shapes)
         out = Answers(
             np.zeros(n, dtype=bool),

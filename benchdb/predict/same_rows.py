@@ -13,7 +13,7 @@ footprint, so the square curve's lookup at 70x70 rested on it, and the
 single-rank 70x70 run was predicted 12 % short (its cheap loops 12-20 %);
 answered from its own rows, the same runs came out +1.9 % (``python
 benchmarks/app_validation.py --db ... --from-db`` before and after), and the
-next two validations -2.0 % and +0.8 %, every loop within 9 %.
+next two validations -2.0 % and +0.8 %, every loop within 9.4 %.
 ``benchdb collect --kernels shallow --sizes 70x60,...,70x80,60x70,...,80x70``
 showed that 70x70 itself is no outlier among its own-row neighbours (7.58
 against 7.67 at 70x64 and 7.36 at 70x76).

@@ -6,7 +6,10 @@ last-level cache, so a loop runs slower when its neighbours are busy.  The
 collectors time one process; here every rank of an ``mpiexec -n P`` job
 prepares the same point and times it in lock step (a barrier before every
 sample; rank 0 calibrates the repetitions and broadcasts them), so every
-sample is taken with all P processes busy on the same work.  Like the
+sample is taken with all P processes busy on the same work.  Each point is
+stepped the way a P-rank run steps its block, not as the serial benchmark
+does (:mod:`.instep`: the loops run 1-15 % slower that way), so the curve
+has the run's ten loops and copy, without the serial boundary phases.  Like the
 collector, the sweep runs in passes (the second in reverse order) whose
 samples are pooled per point: one disturbed spell then spoils a third of a
 point's samples, not its median (a one-pass calibration here once measured
@@ -39,6 +42,7 @@ from ...kernels import get_benchmark
 from ..plan import Point, SweepPlan, build_plan
 from ..record import add_pass, measurement_rows
 from ..timing import PointTiming, calibrate
+from .instep import DistributedStepPoint
 from .launch import failure_message, run_mpi
 
 MODULE = "benchdb.collectors.app.populated"
@@ -47,7 +51,7 @@ MODULE = "benchdb.collectors.app.populated"
 def _time_point(comm: Any, point: Point, sample_time: float, samples: int) -> dict[str, Any]:
     import numpy as np
 
-    prepared = get_benchmark(point.benchmark).prepare(point.shape, point.precision, 1)
+    prepared = DistributedStepPoint(point.shape, point.precision)
     prepared.run(1)  # warm-up
     reps = comm.bcast(calibrate(prepared, sample_time) if comm.rank == 0 else None, root=0)
     mine: dict[str, list[float]] = {}
@@ -55,11 +59,13 @@ def _time_point(comm: Any, point: Point, sample_time: float, samples: int) -> di
         comm.Barrier()
         for kernel, seconds in prepared.run(reps).items():
             mine.setdefault(kernel, []).append(seconds / reps)
+    checksum = prepared.checksum()
+    prepared.close()
     every = comm.gather(mine, root=0)
     if comm.rank != 0:
         return {}
     per_kernel = {k: np.mean([r[k] for r in every], axis=0).tolist() for k in mine}
-    return {"repetitions": reps, "samples": per_kernel, "checksum": prepared.checksum()}
+    return {"repetitions": reps, "samples": per_kernel, "checksum": checksum}
 
 
 def main(argv: list[str]) -> None:
@@ -106,7 +112,8 @@ def calibrate_populated(
     ctx = detect_context()
     check_ranks(ranks, ctx.machine.cores)
     plan = build_plan(ctx.machine, kernels=["shallow"], sizes_spec=sizes_spec, quick=quick)
-    worst = max(p.footprint_bytes for p in plan.points) * ranks
+    # each rank builds the block's initial fields, then copies them into its own arrays
+    worst = 2 * max(p.footprint_bytes for p in plan.points) * ranks
     from benchdb.machine import available_memory_bytes
 
     if worst > available_memory_bytes():

@@ -65,14 +65,22 @@ class RankModel:
     """The state, the neighbours, the buffers and the timers of one rank."""
 
     def __init__(
-        self, cart: MPI.Cartcomm, grid: tuple[int, int], decomp: Decomposition, precision: str
+        self,
+        cart: MPI.Cartcomm,
+        grid: tuple[int, int],
+        decomp: Decomposition,
+        precision: str,
+        *,
+        distributed: bool = False,
     ) -> None:
+        """``distributed``: step a single rank the distributed way too (its exchanges
+        become local halo copies), as :mod:`.instep` times the populated curves."""
         self.cart = cart
         self.coords = tuple(cart.Get_coords(cart.rank))
         self.local = decomp.local_shape(grid)
         self.origin = decomp.origin(grid, self.coords)
         self.state = local_state(grid, precision, self.origin, self.local)
-        self.single = decomp.ranks == 1
+        self.single = decomp.ranks == 1 and not distributed
         # (lower, upper) along X then Y; a rank alone along an axis is its own neighbour
         self.neighbours = np.array([*cart.Shift(0, 1), *cart.Shift(1, 1)], dtype=np.int64)
         self.offsets = np.array([STAGGER[f] for f in EXCHANGED_FIELDS], dtype=np.int64)

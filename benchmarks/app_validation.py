@@ -167,7 +167,7 @@ def compare(case: AppCase, pred, done: list[dict]) -> dict:
         "measured_s": median_total,
         "measured_runs_s": totals,
         "error": pred.total_s / median_total - 1,
-        "predicted_spread_s": pred.compute_uncertainty_s,  # the loops' lookup spread
+        "predicted_spread_s": pred.uncertainty_s,  # the loops' and exchanges' spread
         "predicted_interpolation_s": pred.compute_interpolation_s,  # and leave-one-out error
         "worst_loop_error": max(abs(e) for e in loop_errors.values()),
         "loop_errors": loop_errors,

@@ -13,6 +13,14 @@ and 12), interpolated linearly in log-log between the calibrated grids and
 held at the end values beyond them (flagged as extrapolated).  A decomposition
 that was not calibrated falls back to the halo model.
 
+The runs of one grid also give :data:`SPREAD`, the relative interquartile
+range of a step's exchanges summed: the model reports it as the exchanges'
+part of a prediction's spread.  Measured here (2-core EPYC, ``benchmarks/
+app_validation.py --near``, c11): the exchanges of a 2-rank step on the L2 grids
+cost either 9.0-11 us or 4.1-4.8 us, the host switching between the two from one
+minute to the next, for the calibration runs and the validated runs alike; a
+prediction that said +-1 % then missed by 30 %.
+
 The same runs give one more series, :data:`UNTIMED`: the rank's wall time per
 step that neither a loop timer nor an exchange timer covers (the calls between
 them, the clock reads themselves; the loop curves have the reads' cost taken
@@ -34,10 +42,12 @@ from typing import Any
 import numpy as np
 
 from ..kernels.geometry import SHALLOW
+from ..stats import summarize
 from .decomposition import Decomposition
 
 CALIBRATION_TAG = "exchange-calibration"
 UNTIMED = "untimed"  # the series of the time outside the loop and exchange timers
+SPREAD = "spread"  # the series of the runs' relative IQR of all exchanges of a step
 
 
 @dataclass(frozen=True)
@@ -68,7 +78,12 @@ class MeasuredExchanges:
         """Seconds per exchange of every ``field.axis`` and whether it extrapolates."""
         out, outside = self._lookup(decomp, local)
         out.pop(UNTIMED)
+        out.pop(SPREAD)
         return out, outside
+
+    def spread(self, decomp: Decomposition, local: tuple[int, int]) -> float:
+        """The relative IQR, over a calibrated grid's runs, of a step's exchanges."""
+        return self._lookup(decomp, local)[0][SPREAD]
 
     def untimed(self, decomp: Decomposition, local: tuple[int, int]) -> float:
         """Seconds per step outside the loop and exchange timers."""
@@ -110,8 +125,10 @@ def measured_exchanges(
         local = Decomposition(px, py).local_shape(grid)
         u = float(np.log(SHALLOW.footprint_bytes(local, precision)))
         per_step = [_per_step(r) for r in rs]
-        for key in per_step[0]:
-            per = statistics.median(p[key] for p in per_step)
+        per_case = {k: statistics.median(p[k] for p in per_step) for k in per_step[0]}
+        totals = summarize([sum(v for k, v in p.items() if k != UNTIMED) for p in per_step])
+        per_case[SPREAD] = totals.t_iqr / totals.t_median if totals.t_median > 0 else 0.0
+        for key, per in per_case.items():
             points.setdefault(decomp, {}).setdefault(key, []).append((u, np.log(max(per, 1e-12))))
     from scipy.ndimage import median_filter
 

@@ -163,6 +163,7 @@ class AppPrediction:
     loop_uncertainty: dict[str, float] = field(default_factory=dict)
     loop_interpolation: dict[str, float] = field(default_factory=dict)
     untimed_s: float = 0.0  # outside the loop and exchange timers (measured exchanges only)
+    exchange_uncertainty_rel: float = 0.0  # the calibrated runs' spread (measured exchanges)
 
     @property
     def compute_s(self) -> float:
@@ -176,6 +177,17 @@ class AppPrediction:
         so they do not average out over the loops.  Not in it: the interpolation error
         between measured sizes (:attr:`compute_interpolation_s`) and the exchanges."""
         return sum(t * self.loop_uncertainty.get(k, 0.0) for k, t in self.loops.items())
+
+    @property
+    def exchange_uncertainty_s(self) -> float:
+        """The measured exchanges' spread over their calibration runs
+        (:data:`benchdb.app.exchange_table.SPREAD`); zero for the halo model."""
+        return self.exchange_s * self.exchange_uncertainty_rel
+
+    @property
+    def uncertainty_s(self) -> float:
+        """The loops' and the exchanges' spreads, added: a host's busy spell moves both."""
+        return self.compute_uncertainty_s + self.exchange_uncertainty_s
 
     @property
     def compute_interpolation_s(self) -> float:
@@ -217,6 +229,8 @@ class AppPrediction:
             "total_s": self.total_s,
             "compute_s": self.compute_s,
             "compute_uncertainty_s": self.compute_uncertainty_s,
+            "exchange_uncertainty_s": self.exchange_uncertainty_s,
+            "uncertainty_s": self.uncertainty_s,
             "compute_interpolation_s": self.compute_interpolation_s,
             "exchange_s": self.exchange_s,
             "reduction_s": self.reduction_s,
@@ -305,14 +319,15 @@ def _exchanges(
     options: ModelOptions,
     rpn: int,
     measured: MeasuredExchanges | None,
-) -> tuple[dict[str, float], float, dict[str, Any], bool]:
-    """Seconds per 'field.axis' over all steps, seconds outside the timers, the model's
-    description, extrapolated?"""
+) -> tuple[dict[str, float], float, float, dict[str, Any], bool]:
+    """Seconds per 'field.axis' over all steps, seconds outside the timers, the relative
+    spread of the exchanges, the model's description, extrapolated?"""
     if measured is not None and measured.covers(case.decomp):
         per, outside = measured.per_exchange(case.decomp, case.local)
         untimed = measured.untimed(case.decomp, case.local) * case.steps
+        spread = measured.spread(case.decomp, case.local)
         exchanges = {k: v * case.steps for k, v in per.items()}
-        return exchanges, untimed, measured.describe(case.decomp), outside
+        return exchanges, untimed, spread, measured.describe(case.decomp), outside
     halo = predict_halo2d(
         options.scaling.apply(comm),
         (case.decomp.px, case.decomp.py),
@@ -326,7 +341,8 @@ def _exchanges(
     )
     per_axis = {p.phase: p.seconds * case.steps for p in halo.phases}
     exchanges = {f"{f}.{ax}": per_axis[ax] for f in EXCHANGED_FIELDS for ax in ("x", "y")}
-    return exchanges, 0.0, {"model": "halo model (paper 001 eq. 8-10)", **halo.to_dict()}, False
+    described = {"model": "halo model (paper 001 eq. 8-10)", **halo.to_dict()}
+    return exchanges, 0.0, 0.0, described, False
 
 
 def _measured_tables(
@@ -382,17 +398,19 @@ def predict_app(
         extrap = loops.extrapolated
         if case.decomp.ranks == 1:
             exchanges, described, reduction = {}, {"model": "serial periodic boundary"}, 0.0
-            untimed = 0.0
+            untimed = spread = 0.0
         else:
             table = tables.get((case.decomp.ranks, case.precision))
-            exchanges, untimed, described, outside = _exchanges(case, comm, options, rpn, table)
+            exchanges, untimed, spread, described, outside = _exchanges(
+                case, comm, options, rpn, table
+            )
             if outside:
                 extrap.append("exchanges")
             reduction = _reduction(case, comm, options, rpn)
         pred = AppPrediction(
             case, loops.seconds, exchanges, reduction, options.overlap, ctx, extrap, described,
             loop_uncertainty=loops.uncertainty, loop_interpolation=loops.interpolation,
-            untimed_s=untimed,
+            untimed_s=untimed, exchange_uncertainty_rel=spread,
         )  # fmt: skip
         results.append(pred)
     return results

@@ -98,7 +98,7 @@ def predict_cmd(
     )
     energy = out["energy"]
     err_console.print(
-        f"predicted total {fmt_seconds(pred.total_s)} ± {fmt_seconds(pred.compute_uncertainty_s)}"
+        f"predicted total {fmt_seconds(pred.total_s)} ± {fmt_seconds(pred.uncertainty_s)}"
         f" spread ± {fmt_seconds(pred.compute_interpolation_s)} interpolation"
         f" (compute {fmt_seconds(pred.compute_s)}, "
         f"exchanges {fmt_seconds(pred.exchange_s)}"

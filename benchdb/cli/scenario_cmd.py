@@ -70,7 +70,7 @@ def scenario(
     for r in rows:
         r["energy_j"] = r["energy"]["total_j"] if r["energy"] else None
         total = r["total_s"] if r["total_s"] > 0 else math.inf
-        r["spread"] = r["compute_uncertainty_s"] / total
+        r["spread"] = r["uncertainty_s"] / total
         r["interpolation"] = r["compute_interpolation_s"] / total
         model = r["comm"].get("model", "") if r["ranks"] > 1 else "-"
         r["exchanges_by"] = "measured" if model.startswith("measured") else model.split(" (")[0]

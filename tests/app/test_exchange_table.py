@@ -10,7 +10,7 @@ from benchdb.kernels.geometry import SHALLOW
 
 from benchdb.app.decomposition import Decomposition
 from benchdb.app.exchange_table import CALIBRATION_TAG, measured_exchanges
-from benchdb.app.model import AppCase, ModelOptions, Scaling, predict_app
+from benchdb.app.model import AppCase, AppPrediction, ModelOptions, Scaling, predict_app
 from benchdb.app.runs import app_runs
 from benchdb.comm.params import load_machine_file
 from benchdb.db.engine import open_database
@@ -73,6 +73,24 @@ def test_time_outside_the_timers_is_its_own_series() -> None:
     assert set(per) == set(KEYS)
     assert table.untimed(Decomposition(2, 1), (20, 40)) == pytest.approx(2e-6)
     assert table.untimed(Decomposition(2, 1), (80, 160)) == pytest.approx(8e-6)
+
+
+def test_two_levels_of_exchange_cost_widen_the_prediction() -> None:
+    # measured (c11): a 2-rank step's exchanges cost 9.0-11 us or 4.1-4.8 us, by the minute
+    bimodal = [9.5e-6] * 6 + [4.5e-6] * 3
+    runs = [_summary((40, 40), (2, 1), x, run_id=i) for i, x in enumerate(bimodal)]
+    runs += [_summary((160, 160), (2, 1), 4e-6, run_id=20 + i) for i in range(3)]
+    table = measured_exchanges(runs, 2, "float64")
+    assert table.spread(Decomposition(2, 1), (20, 40)) == pytest.approx(5 / 9.5)
+    assert table.spread(Decomposition(2, 1), (80, 160)) < 1e-9
+    assert "spread" not in table.per_exchange(Decomposition(2, 1), (20, 40))[0]
+    case = AppCase((40, 40), Decomposition(2, 1), 10)
+    pred = AppPrediction(
+        case, {"shallow.cu": 2.0}, {"cu.x": 1.0}, 0.0, False, "fullstep:ppn2", [], {},
+        loop_uncertainty={"shallow.cu": 0.1}, exchange_uncertainty_rel=0.5,
+    )  # fmt: skip
+    assert pred.uncertainty_s == pytest.approx(0.2 + 0.5)
+    assert pred.to_dict()["exchange_uncertainty_s"] == pytest.approx(0.5)
 
 
 def test_calibration_cases_span_the_caches_on_square_grids() -> None:

@@ -23,11 +23,11 @@ timed in situ by :mod:`.exchanges`), nor the untimed ``shallow.step``.
 
 from __future__ import annotations
 
-import numpy as np
 from mpi4py import MPI
 
 from benchdb.app.decomposition import Decomposition
 
+from ...kernels.shallow import state_checksum
 from ...kernels.shallow_model import step_constants
 from .worker import RankModel
 
@@ -48,8 +48,7 @@ class DistributedStepPoint:
         return self.model.loop_seconds(repetitions)
 
     def checksum(self) -> float:
-        s = self.model.state
-        return float(sum(np.sum(a, dtype=np.float64) for a in (s.u, s.v, s.p)))
+        return state_checksum(self.model.state)
 
     def close(self) -> None:
         self._cart.Free()

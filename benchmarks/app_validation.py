@@ -21,7 +21,7 @@ grid validated here) and communication parameters (`benchdb comm collect` +
 fit, or --machine-file).
 
     python benchmarks/app_validation.py --db sqlite:///val.sqlite [--machine-file F] \
-        [--near] [--rounds R] [--repeats N]
+        [--near] [--rounds R] [--repeats N] [--levels L2,L3,DRAM]
 
 ``--near``: right before each grid's runs, ``benchdb app calibrate --near GRID``
 (:mod:`benchdb.collectors.app.near`) re-measures the curve points and exchanges
@@ -68,6 +68,7 @@ from benchdb.db.engine import open_database
 from benchdb.machine import detect_machine
 
 BYTES_PER_POINT = 13 * 8  # paper 003 eq. 9
+RANKS = 2  # the populated node validated: every decomposition of 2 ranks, and 1 rank
 DECOMPS = (Decomposition(1, 1), Decomposition(2, 1), Decomposition(1, 2))
 SWEEP_SAMPLES = 15  # a default sweep point: 5 samples in each of 3 passes
 PROBE_LEVELS = ("L2", "DRAM")
@@ -80,16 +81,31 @@ def grid_for(footprint: float) -> int:
 
 
 def grids() -> dict[str, int]:
-    """Per-rank footprints in L2 / L3 / DRAM for both 1 and 2 ranks per node."""
+    """Per-rank footprints in L2 / L3 / DRAM for both 1 and 2 ranks per node.
+
+    Each grid sits mid-level, away from both edges of its cache, for 1 and for 2
+    ranks.  L2: 1 rank 0.5 L2, 2 ranks 0.25 L2 each; at 0.8 L2 (126x126 on a 2 MiB
+    L2) the curve bends between the --near points, whose chord gave 91 us/step
+    where the sweep measured 94.5-121 at the grid itself.
+
+    L3: the geometric middle of the footprints between the two ranks' private
+    L2s and the LLC.  The LLC the OS reports on a VM is the host's, shared with
+    the other tenants, and its far end is where they decide the speed.  Measured
+    (2-vCPU Xeon guest, sysfs L3 300 MiB; the sweep of ``benchdb collect --kernels
+    shallow`` and ``benchdb app calibrate --ranks 2``, loops summed per point):
+    1 rank ran 13.4-14.9 ns/point from 15 to 57 MiB, 17-18 at 80-112 MiB, 25 at
+    158 MiB (the former choice, 0.5 LLC) and 26-30 from 198 MiB on, like DRAM; 2
+    ranks at 69-82 MiB each ran between 18 and 41 ns/point in three near
+    calibrations within 7 minutes.  The middle is 35 MiB there (1 rank: the sweep
+    gave 14.1 and 14.9 ns/point at 29 and 41 MiB; 2 ranks at 17 MiB each: 14.8 at
+    15 and 21 MiB) and 8 MiB on a 1 MiB-L2, 32 MiB-L3 EPYC.
+    """
     m = detect_machine()
     l2 = m.cache("L2").size_bytes
     llc = m.last_level_cache().size_bytes
     return {
-        # 1 rank: 0.5 L2; 2 ranks: 0.25 L2 each.  Mid-L2, not at its edge: at 0.8 L2
-        # (126x126 on a 2 MiB L2) the curve bends between the --near points, whose
-        # chord gave 91 us/step where the sweep measured 94.5-121 at the grid itself.
         "L2": grid_for(0.5 * l2),
-        "L3": grid_for(0.5 * llc),  # the two ranks share the LLC: 0.25 LLC each
+        "L3": grid_for(math.sqrt(RANKS * l2 * llc)),
         "DRAM": grid_for(8 * llc),
     }
 
@@ -248,16 +264,23 @@ def main() -> None:
         help="measure nothing: compare the model with the validation runs already stored "
         "(an interrupted validation's, or after a model change)",
     )  # fmt: skip
+    ap.add_argument(
+        "--levels", default="L2,L3,DRAM",
+        help="which grids, comma-separated (default all three), e.g. L3 to validate one again",
+    )  # fmt: skip
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     db = open_database(args.db)
     comm = comm_params(db, args.machine_file, None)
     options = ModelOptions()
     sides = grids()
+    levels = args.levels.split(",")
+    if unknown := set(levels) - set(sides):
+        ap.error(f"--levels: unknown {','.join(sorted(unknown))}; choose from {','.join(sides)}")
     probe = None if args.from_db else HostProbe({lvl: sides[lvl] for lvl in PROBE_LEVELS})
     rows = []
-    for level, g in sides.items():
-        grid = (g, g)
+    for level in levels:
+        grid = (sides[level], sides[level])
         if args.from_db:
             cases, runs, extra = stored_level(db, grid)
         else:

@@ -52,6 +52,7 @@ import argparse
 import json
 import math
 import statistics
+import sys
 
 from benchdb.collectors.app.collect import run_cases
 from benchdb.collectors.app.near import calibrate_near, near_plan
@@ -270,13 +271,15 @@ def main() -> None:
     )  # fmt: skip
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    sides = grids()
+    levels = args.levels.split(",")
+    if unknown := set(levels) - set(sides):  # before the database is opened (and upgraded)
+        print(f"--levels: unknown {','.join(sorted(unknown))}; choose from "
+              f"{','.join(sides)}, e.g. --levels L3", file=sys.stderr)  # fmt: skip
+        raise SystemExit(2)
     db = open_database(args.db)
     comm = comm_params(db, args.machine_file, None)
     options = ModelOptions()
-    sides = grids()
-    levels = args.levels.split(",")
-    if unknown := set(levels) - set(sides):
-        ap.error(f"--levels: unknown {','.join(sorted(unknown))}; choose from {','.join(sides)}")
     probe = None if args.from_db else HostProbe({lvl: sides[lvl] for lvl in PROBE_LEVELS})
     rows = []
     for level in levels:

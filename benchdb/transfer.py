@@ -6,7 +6,8 @@ idempotent -- the same data imported twice adds nothing -- because every row
 is matched by a natural key, never by its database id:
 
 * machine and environment: their content fingerprint;
-* kernel: its name;
+* kernel: its name and version (``name@version``; a record written before
+  kernels had versions is a built-in kernel, versioned as migration 0004 does);
 * run: its *run key*, ``run.config["uuid"]`` (``benchdb collect`` stores a
   fresh uuid4 in every run; a run without one gets the sha256 of its machine,
   host, pid and start time, which the import then stores as its uuid);
@@ -30,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pandas as pd
@@ -39,14 +41,16 @@ from sqlalchemy.orm import Session
 
 from .db.engine import Database, open_database
 from .db.models import Base, Environment, Kernel, Machine, Measurement, Run
-from .db.repo import get_or_create
+from .db.repo import get_or_create, kernel_version
 from .errors import UserError
 from .hashing import canonical_json, content_hash
 from .query import measurements_frame
 
 FORMAT = "benchdb-export"
-VERSION = 1
+VERSION = 2  # 2: kernels have versions (keyed name@version); files of version 1 still import
+READABLE = (1, VERSION)
 FORMAT_TAG = f"{FORMAT}/{VERSION}"
+FORMAT_TAGS = {f"{FORMAT}/{v}" for v in READABLE}
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
@@ -98,8 +102,8 @@ class Bundle:
     machines: dict[str, dict] = field(default_factory=dict)  # fingerprint -> record
     environments: dict[str, dict] = field(default_factory=dict)
     runs: dict[str, dict] = field(default_factory=dict)  # run key -> record (+ fingerprints)
-    kernels: dict[str, dict] = field(default_factory=dict)  # name -> record
-    measurements: list[dict] = field(default_factory=list)  # + run_key, kernel
+    kernels: dict[str, dict] = field(default_factory=dict)  # name@version -> record
+    measurements: list[dict] = field(default_factory=list)  # + run_key, kernel, kernel_version
 
 
 # ---------------------------------------------------------------- reading the database
@@ -128,11 +132,34 @@ def bundle_from_db(
             }
         names = frame["kernel"].unique().tolist()
         for k in s.scalars(select(Kernel).where(Kernel.name.in_(names))):
-            bundle.kernels[k.name] = record(k)
-    for m in frame_records(frame, [*MEASUREMENT_FIELDS, "run_id", "kernel"]):
+            bundle.kernels[kernel_key(record(k))] = record(k)
+    for m in frame_records(frame, [*MEASUREMENT_FIELDS, "run_id", "kernel", "kernel_version"]):
         run_id = m.pop("run_id")
         bundle.measurements.append({**m, "run_key": keys[run_id]})
     return bundle
+
+
+def kernel_key(rec: dict[str, Any]) -> str:
+    """``name@version`` of a kernel record; a record without a version (written before
+    kernels had versions) is a built-in kernel and gets the version migration 0004 gives."""
+    if not rec.get("version"):
+        info = rec.get("info") or {}
+        rec["version"] = kernel_version(
+            SimpleNamespace(
+                **{k: rec[k] for k in _VERSIONED},
+                write_allocate=info.get("write_allocate", True),
+                source_hash=None,
+                layout=None,
+            )
+        )
+        rec.setdefault("origin", "builtin")
+    return f"{rec['name']}@{rec['version']}"
+
+
+_VERSIONED = (
+    "name", "family", "ndim", "flops_per_point", "loads_per_point", "stores_per_point",
+    "arrays", "footprint_version",
+)  # fmt: skip
 
 
 def frame_records(frame: pd.DataFrame, columns: Sequence[str]) -> list[dict[str, Any]]:
@@ -182,7 +209,7 @@ def to_frame(bundle: Bundle) -> pd.DataFrame:
             bundle.environments[run["environment_fingerprint"]]
         )
         row["run_record"] = canonical_json(run)
-        row["kernel_record"] = canonical_json(bundle.kernels[m["kernel"]])
+        row["kernel_record"] = canonical_json(bundle.kernels[_key_of(m)])
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -215,8 +242,8 @@ def _from_frame(frame: pd.DataFrame) -> Bundle:
     missing = required - set(frame.columns)
     if missing:
         raise ValueError(f"missing column(s) {', '.join(sorted(missing))}")
-    if set(frame["export_format"]) - {FORMAT_TAG}:
-        raise ValueError(f"export_format is not {FORMAT_TAG}")
+    if set(frame["export_format"]) - FORMAT_TAGS:
+        raise ValueError(f"export_format is not one of {', '.join(sorted(FORMAT_TAGS))}")
     bundle = Bundle()
     for row in frame.to_dict("records"):
         run = json.loads(row["run_record"])
@@ -227,12 +254,29 @@ def _from_frame(frame: pd.DataFrame) -> Bundle:
         bundle.machines[machine["fingerprint"]] = machine
         bundle.environments[environment["fingerprint"]] = environment
         bundle.runs[key] = run
-        bundle.kernels[kernel["name"]] = kernel
+        bundle.kernels[kernel_key(kernel)] = kernel
         m = {f: row[f] for f in MEASUREMENT_FIELDS}
         for f in LIST_COLUMNS:
             m[f] = json.loads(m[f])
-        bundle.measurements.append({**m, "run_key": key, "kernel": kernel["name"]})
+        bundle.measurements.append(
+            {**m, "run_key": key, "kernel": kernel["name"], "kernel_version": kernel["version"]}
+        )
     return bundle
+
+
+def _keyed(bundle: Bundle, version: int) -> Bundle:
+    """``bundle`` as version 2 has it: an export of version 1 keys its kernels by name,
+    and its measurements name no kernel version."""
+    if version == 1:
+        by_name = {name: rec for name, rec in bundle.kernels.items()}
+        bundle.kernels = {kernel_key(rec): rec for rec in by_name.values()}
+        for m in bundle.measurements:
+            m["kernel_version"] = by_name[m["kernel"]]["version"]
+    return bundle
+
+
+def _key_of(m: dict[str, Any]) -> str:
+    return f"{m['kernel']}@{m['kernel_version']}"
 
 
 def read_bundle(path: Path) -> Bundle:
@@ -243,9 +287,13 @@ def read_bundle(path: Path) -> Bundle:
             doc = json.loads(path.read_text())
             if not isinstance(doc, dict) or doc.get("format") != FORMAT:
                 raise ValueError(f'no "format": "{FORMAT}" header')
-            if doc.get("version") != VERSION:
-                raise ValueError(f"version {doc.get('version')!r}; this benchdb reads {VERSION}")
-            return Bundle(**{k: doc[k] for k in Bundle.__dataclass_fields__})
+            if doc.get("version") not in READABLE:
+                raise ValueError(
+                    f"version {doc.get('version')!r}; this benchdb reads "
+                    f"{' and '.join(map(str, READABLE))}"
+                )
+            bundle = Bundle(**{k: doc[k] for k in Bundle.__dataclass_fields__})
+            return _keyed(bundle, doc["version"])
         frame = (
             pd.read_csv(path, dtype=str, keep_default_na=False)
             if fmt == "csv"
@@ -346,9 +394,9 @@ def _check(bundle: Bundle) -> _Typed:
         runs[key] = (fp_m, fp_e, fields_)
     measurements = []
     for m in bundle.measurements:
-        if m["run_key"] not in runs or m["kernel"] not in bundle.kernels:
+        if m["run_key"] not in runs or _key_of(m) not in bundle.kernels:
             raise ValueError("a measurement refers to a run or kernel not in the file")
-        measurements.append((m["run_key"], m["kernel"], _coerce(Measurement, m, _LINKS)))
+        measurements.append((m["run_key"], _key_of(m), _coerce(Measurement, m, _LINKS)))
     return _Typed(
         machines={fp: _coerce(Machine, r, _ENTITY_SKIP) for fp, r in bundle.machines.items()},
         environments={
@@ -364,22 +412,25 @@ def _run_by_key(key: str) -> Select:
     return select(Run).where(Run.config["uuid"].as_string() == key)
 
 
-def _get_or_add(session: Session, model: type[Base], key: str, values: dict) -> tuple[int, bool]:
-    """(id, added?) of the row whose ``key`` column equals ``values[key]``."""
-    before = session.scalars(select(model).filter_by(**{key: values[key]})).first()
+def _get_or_add(
+    session: Session, model: type[Base], keys: tuple[str, ...], values: dict
+) -> tuple[int, bool]:
+    """(id, added?) of the row whose ``keys`` columns equal those of ``values``."""
+    lookup = {k: values[k] for k in keys}
+    before = session.scalars(select(model).filter_by(**lookup)).first()
     if before is not None:
         return before.id, False
-    rest = {k: v for k, v in values.items() if k != key}
-    return get_or_create(session, model, {key: values[key]}, **rest).id, True
+    rest = {k: v for k, v in values.items() if k not in keys}
+    return get_or_create(session, model, lookup, **rest).id, True
 
 
 def _write(session: Session, data: _Typed) -> ImportCounts:
     counts = ImportCounts()
     ids: dict[str, dict[str, int]] = {"machine": {}, "environment": {}, "kernel": {}, "run": {}}
     for kind, model, key, rows in (
-        ("machine", Machine, "fingerprint", data.machines),
-        ("environment", Environment, "fingerprint", data.environments),
-        ("kernel", Kernel, "name", data.kernels),
+        ("machine", Machine, ("fingerprint",), data.machines),
+        ("environment", Environment, ("fingerprint",), data.environments),
+        ("kernel", Kernel, ("name", "version"), data.kernels),
     ):
         for natural, values in rows.items():
             ids[kind][natural], added = _get_or_add(session, model, key, values)

@@ -11,8 +11,9 @@ and resume an unfinished run of the same sweep.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from benchdb.errors import UserError
 from benchdb.hashing import content_hash
@@ -20,8 +21,9 @@ from benchdb.machine import MachineInfo, available_memory_bytes
 from benchdb.query import shape_key
 from benchdb.units import fmt_bytes
 
-from ..kernels import BENCHMARKS, Benchmark, get_benchmark
-from ..kernels.api import DTYPE_BYTES, Shape
+from ..kernels import Benchmark
+from ..kernels.api import DTYPE_BYTES, KernelError, Shape
+from ..kernels.registry import BUILTIN, Catalog
 from . import sizes
 
 DEFAULT_SAMPLE_TIME = 0.020  # seconds: long against the ~15 ns clock read (DESIGN.md)
@@ -59,7 +61,7 @@ class Point:
         return [self.benchmark, list(self.shape), self.precision, self.threads]
 
     @classmethod
-    def from_json(cls, row: Sequence) -> Point:
+    def from_json(cls, row: Sequence, catalog: Catalog = BUILTIN) -> Point:
         name, shape, precision, threads = row
         shape = tuple(int(n) for n in shape)
         return cls(
@@ -67,19 +69,29 @@ class Point:
             shape,
             precision,
             int(threads),
-            get_benchmark(name).footprint_bytes(shape, precision),
+            catalog.get(name).footprint_bytes(shape, precision),
         )
 
 
 @dataclass(frozen=True)
 class SweepPlan:
-    """The points of a sweep, in the order they run, and how each is timed."""
+    """The points of a sweep, in the order they run, and how each is timed.
+
+    ``catalog`` holds the benchmarks the points name: the built-ins and any
+    user code loaded for the sweep, whose sources (with the hash of their
+    code) are part of the stored plan.
+    """
 
     mode: str  # "quick", "default" or "custom"
     points: tuple[Point, ...]
     sample_time: float
     samples: int
     passes: int = 1
+    catalog: Catalog = field(default=BUILTIN, compare=False)
+
+    def benchmarks(self) -> list[Benchmark]:
+        """The benchmarks the plan runs, in plan order."""
+        return [self.catalog.get(name) for name in dict.fromkeys(p.benchmark for p in self.points)]
 
     def schedule(self, stored: dict[tuple[str, str, int, str], int]) -> list[tuple[int, Point]]:
         """(pass, point) still to measure, in run order, given passes ``stored`` per point key.
@@ -93,52 +105,108 @@ class SweepPlan:
             todo.extend((p, pt) for pt in order if stored.get(pt.key, 0) <= p)
         return todo
 
+    def sources(self) -> list[Mapping[str, Any]]:
+        """The user code the plan's points run (how to load it, and its code's hash)."""
+        used = {b.name for b in self.benchmarks()}
+        return [
+            s for s in self.catalog.sources if any(self.catalog.source_of.get(n) == s for n in used)
+        ]
+
     def config(self) -> dict:
         """The JSON stored in ``run.config``; ``sweep_hash`` identifies the sweep."""
-        body = {
+        body: dict[str, Any] = {
             "points": [p.to_json() for p in self.points],
             "sample_time": self.sample_time,
             "samples": self.samples,
             "passes": self.passes,
         }
+        sources = self.sources()
+        if sources:  # a built-in sweep's hash stays what it was before user code existed
+            body["sources"] = [dict(s) for s in sources]
         return {"mode": self.mode, "sweep_hash": content_hash(body), **body}
 
     @classmethod
-    def from_config(cls, config: dict) -> SweepPlan:
-        """The plan a run was started with (for ``--resume RUN``)."""
+    def from_config(cls, config: dict, catalog: Catalog = BUILTIN) -> SweepPlan:
+        """The plan a run was started with (for ``--resume RUN``); ``catalog`` must hold
+        the run's user code (:func:`benchdb.kernels.sources.reload_catalog`)."""
         return cls(
             mode=config.get("mode", "custom"),
-            points=tuple(Point.from_json(row) for row in config["points"]),
+            points=tuple(Point.from_json(row, catalog) for row in config["points"]),
             sample_time=float(config["sample_time"]),
             samples=int(config["samples"]),
             passes=int(config.get("passes", 1)),
+            catalog=catalog,
         )
 
 
-def select_benchmarks(names: Sequence[str] | None) -> list[Benchmark]:
+def load_user_code(programs: Sequence[str], plugins: Sequence[str]) -> Catalog:
+    """The built-ins, the installed plugins and the ``--program`` / ``--plugin`` code:
+    specs parsed, programs built, plugins imported; UserError naming the problem."""
+    from ..kernels.sources import load_catalog
+
+    try:
+        return load_catalog(programs, plugins)
+    except KernelError as exc:
+        raise UserError(str(exc)) from None
+
+
+def reload_user_code(config: Mapping[str, Any], run: int) -> Catalog:
+    """The catalog run ``run`` was collected with (``--resume``); UserError if its code changed."""
+    from ..kernels.sources import reload_catalog
+
+    try:
+        return reload_catalog(config.get("sources", []), run=run)
+    except KernelError as exc:
+        raise UserError(str(exc)) from None
+
+
+def select_benchmarks(names: Sequence[str] | None, catalog: Catalog = BUILTIN) -> list[Benchmark]:
     """Benchmarks named directly, by family (``stream``) or by one of their kernels.
 
     A kernel name selects its whole benchmark: ``shallow.cu`` runs the full
-    shallow time step, which times all its loops at once.
+    shallow time step, which times all its loops at once.  Without names: the
+    code given with ``--program`` / ``--plugin`` where there is some, else
+    every benchmark (built-in and installed plugins).
     """
+    every = catalog.benchmarks
     if not names:
-        return list(BENCHMARKS.values())
+        given = [every[name] for name, src in catalog.source_of.items() if "entry_point" not in src]
+        return given or list(every.values())
     chosen: list[Benchmark] = []
     for name in names:
         matches = [
             b
-            for b in BENCHMARKS.values()
+            for b in every.values()
             if name == b.name or any(name in (k.name, k.family) for k in b.kernels)
         ]
         if not matches:
-            families = sorted({k.family for b in BENCHMARKS.values() for k in b.kernels})
+            families = sorted({k.family for b in every.values() for k in b.kernels})
             raise UserError(
-                f"unknown kernel {name!r}; use a benchmark ({', '.join(BENCHMARKS)}), "
+                f"unknown kernel {name!r}; use a benchmark ({', '.join(every)}), "
                 f"a family ({', '.join(families)}) or a kernel name such as shallow.cu"
             )
         chosen.extend(b for b in matches if b not in chosen)
-    order = list(BENCHMARKS)
+    order = list(every)
     return sorted(chosen, key=lambda b: order.index(b.name))
+
+
+def check_support(
+    benches: Sequence[Benchmark], threads: Sequence[int], precisions: Sequence[str]
+) -> None:
+    """Refuse a precision or thread count a user's benchmark does not run."""
+    for bench in benches:
+        missing = [p for p in precisions if p not in bench.precisions]
+        if missing:
+            raise UserError(
+                f"{bench.name} runs {', '.join(bench.precisions)}, not {', '.join(missing)}; "
+                f"choose --precision {bench.precisions[0]}"
+            )
+        limit = bench.max_threads
+        if limit is not None and max(threads) > limit:
+            raise UserError(
+                f"{bench.name} runs with {limit} thread(s) only (its command has no "
+                "{threads}); choose --threads 1 or add {threads} to the spec's command"
+            )
 
 
 def parse_threads(text: str, limit: int) -> list[int]:
@@ -184,6 +252,7 @@ def build_plan(
     sample_time: float | None = None,
     samples: int = MIN_SAMPLES,
     passes: int | None = None,
+    catalog: Catalog = BUILTIN,
 ) -> SweepPlan:
     """Every point of the sweep, checked against the free memory; UserError on bad input."""
     if sizes_spec and footprints_spec:
@@ -194,7 +263,8 @@ def build_plan(
         raise UserError(f"--passes {passes} must be between 1 and {MAX_PASSES}, e.g. 3")
     if sample_time is not None and not 0 < sample_time <= 60:
         raise UserError(f"--sample-time {sample_time} must be in (0, 60] seconds, e.g. 0.02")
-    benches = select_benchmarks(kernels)
+    benches = select_benchmarks(kernels, catalog)
+    check_support(benches, threads, precisions)
     aspect_every = 0  # calibration rectangles only in the automatic sweeps
     if footprints_spec:
         targets = [sizes.parse_footprint(t) for t in sizes.parse_list(footprints_spec)]
@@ -227,7 +297,12 @@ def build_plan(
     default_time = QUICK_SAMPLE_TIME if quick else DEFAULT_SAMPLE_TIME
     default_passes = QUICK_PASSES if quick else DEFAULT_PASSES
     return SweepPlan(
-        mode, tuple(points), sample_time or default_time, samples, passes or default_passes
+        mode,
+        tuple(points),
+        sample_time or default_time,
+        samples,
+        passes or default_passes,
+        catalog,
     )
 
 

@@ -1,4 +1,4 @@
-"""Turning one point's timing into ``measurement`` rows.
+"""Turning one point's timing into ``measurement`` rows, valid or not.
 
 A point's first pass creates its rows; later passes append their samples
 (:func:`add_pass`).  Rates derive from the median time per repetition over
@@ -6,6 +6,13 @@ all samples: flop/s from the kernel's
 reference flops per point (paper 003, Table I), B/s from its loads and
 stores per point (STREAM counting).  A kernel with no flops (a copy) or no
 counted traffic (the halo updates) gets no rate of that kind.
+
+Validity (DESIGN.md, "Collect-time verification"): a point is valid only if
+every pass of it ran, its checksum is finite and the same in every pass, and
+its median time is positive.  Anything else is stored, with the reason in
+``flags``, and never used by ``predict``.  ``noisy`` is the one flag that is
+not a reason: it is recomputed from the pooled samples and leaves the point
+valid.
 """
 
 from __future__ import annotations
@@ -23,9 +30,17 @@ from .timing import PointTiming
 
 CONTEXT_FULLSTEP = "fullstep"  # the shallow loops, timed inside the whole time step
 CONTEXT_ISOLATED = "isolated"  # a micro-kernel repeated on its own
+CONTEXT_PROGRAM = "program"  # a user's program, timed by its own timers inside its step
+
+NOISY = "noisy"
+NONPOSITIVE = "nonpositive_time"
+STATISTICS_FLAGS = (NOISY, NONPOSITIVE)  # recomputed with every pass; the rest are reasons
+CHECKSUM_RTOL = 1e-12  # a point's passes run the same code on the same data
 
 
-def context_of(point: Point) -> str:
+def context_of(point: Point, info: KernelInfo) -> str:
+    if info.origin == "program":
+        return CONTEXT_PROGRAM
     return CONTEXT_FULLSTEP if point.benchmark == "shallow" else CONTEXT_ISOLATED
 
 
@@ -33,53 +48,95 @@ def _rate(per_point: float, points: int, seconds: float) -> float | None:
     return per_point * points / seconds if per_point > 0 and seconds > 0 else None
 
 
-def _summarise_into(
-    row: Measurement, samples: list[float], info: KernelInfo, checksum_ok: bool
-) -> None:
+def _reasons(row: Measurement) -> list[str]:
+    return [f for f in row.flags or [] if f not in STATISTICS_FLAGS]
+
+
+def _summarise_into(row: Measurement, samples: list[float], info: KernelInfo) -> None:
     """Set ``row``'s samples, statistics, rates, validity and flags from ``samples``."""
-    st = summarize(samples)
-    flags = ["noisy"] if st.noisy else []
-    if st.t_median <= 0:
-        flags.append("nonpositive_time")
-    if not checksum_ok:
-        flags.append("nonfinite_checksum")
+    reasons = _reasons(row)
     row.samples = samples
+    if not samples:  # no pass has run yet
+        row.t_min = row.t_median = row.t_iqr = row.t_cv = 0.0
+        row.flop_rate = row.byte_rate = None
+        row.valid, row.flags = False, reasons
+        return
+    st = summarize(samples)
+    flags = [NOISY] if st.noisy else []
+    if st.t_median <= 0:
+        flags.append(NONPOSITIVE)
     row.t_min, row.t_median, row.t_iqr, row.t_cv = st.t_min, st.t_median, st.t_iqr, st.t_cv
     row.flop_rate = _rate(info.flops_per_point, row.points, st.t_median)
     row.byte_rate = _rate(info.bytes_per_point(row.precision), row.points, st.t_median)
-    row.valid = checksum_ok and st.t_median > 0
-    row.flags = flags
+    row.valid = not reasons and st.t_median > 0
+    row.flags = [*flags, *reasons]
+
+
+def _checksum_reason(stored: float | None, new: float | None, passes: int) -> str | None:
+    """Why the checksum of pass ``passes + 1`` invalidates the point, or None."""
+    if new is not None and not math.isfinite(new):
+        return "nonfinite_checksum"
+    if stored is None or new is None or math.isclose(stored, new, rel_tol=CHECKSUM_RTOL):
+        return None
+    return f"checksum_mismatch: pass {passes + 1} gave {new!r}, pass 1 {stored!r}"
+
+
+def new_row(
+    run_id: int, point: Point, points: int, info: KernelInfo, kernel_id: int, placement: str
+) -> Measurement:
+    """An empty row of one kernel at ``point`` (no pass recorded yet)."""
+    return Measurement(
+        run_id=run_id,
+        kernel_id=kernel_id,
+        shape=list(point.shape),
+        shape_key=shape_key(point.shape),
+        points=points,
+        footprint_bytes=point.footprint_bytes,
+        threads=point.threads,
+        placement=placement,
+        precision=point.precision,
+        context=context_of(point, info),
+        repetitions=0,
+        passes=0,
+        samples=[],
+        flags=[],
+        checksum=None,
+    )
 
 
 def measurement_rows(
     run_id: int,
     point: Point,
-    points: int,
+    points: Mapping[str, int],
     timing: PointTiming,
     placement: str,
     kernels: Mapping[str, tuple[int, KernelInfo]],
 ) -> list[Measurement]:
-    """One new row per kernel timed at ``point`` (first pass); ``kernels``: name -> (id, info)."""
-    checksum_ok = math.isfinite(timing.checksum)
+    """One row per kernel timed at ``point`` (its first pass); ``points``: points per
+    repetition by kernel; ``kernels``: name -> (id, info)."""
     rows = []
-    for name, samples in timing.samples.items():
+    for name in timing.samples:
         kernel_id, info = kernels[name]
-        row = Measurement(
-            run_id=run_id,
-            kernel_id=kernel_id,
-            shape=list(point.shape),
-            shape_key=shape_key(point.shape),
-            points=points,
-            footprint_bytes=point.footprint_bytes,
-            threads=point.threads,
-            placement=placement,
-            precision=point.precision,
-            context=context_of(point),
-            repetitions=timing.repetitions,
-            passes=1,
-            checksum=timing.checksum if checksum_ok else None,
-        )
-        _summarise_into(row, list(samples), info, checksum_ok)
+        row = new_row(run_id, point, points[name], info, kernel_id, placement)
+        add_pass(row, timing, kernels)
+        rows.append(row)
+    return rows
+
+
+def failed_rows(
+    run_id: int,
+    point: Point,
+    points: Mapping[str, int],
+    reason: str,
+    placement: str,
+    kernels: Mapping[str, tuple[int, KernelInfo]],
+) -> list[Measurement]:
+    """Rows for ``point``'s kernels when its first pass failed: invalid, with ``reason``."""
+    rows = []
+    for name, n in points.items():
+        kernel_id, info = kernels[name]
+        row = new_row(run_id, point, n, info, kernel_id, placement)
+        add_failure(row, reason, kernels)
         rows.append(row)
     return rows
 
@@ -87,11 +144,32 @@ def measurement_rows(
 def add_pass(
     row: Measurement, timing: PointTiming, kernels: Mapping[str, tuple[int, KernelInfo]]
 ) -> None:
-    """Append a later pass's samples of ``row``'s kernel; statistics over all passes.
+    """Add a pass's samples of ``row``'s kernel; statistics over all passes.
 
-    A non-finite checksum in any pass invalidates the point.
+    The first pass sets the checksum; a later one must agree with it.
     """
-    name = next(n for n, (kid, _) in kernels.items() if kid == row.kernel_id)
-    checksum_ok = row.checksum is not None and math.isfinite(timing.checksum)
-    _summarise_into(row, [*row.samples, *timing.samples[name]], kernels[name][1], checksum_ok)
+    name, info = _kernel(row, kernels)
+    reason = _checksum_reason(row.checksum, timing.checksum, row.passes)
+    if row.passes == 0 and reason is None:
+        row.checksum = timing.checksum
+        row.repetitions = timing.repetitions
+    if reason is not None and reason not in (row.flags or []):
+        row.flags = [*(row.flags or []), reason]
+    _summarise_into(row, [*row.samples, *timing.samples[name]], info)
     row.passes += 1
+
+
+def add_failure(
+    row: Measurement, reason: str, kernels: Mapping[str, tuple[int, KernelInfo]]
+) -> None:
+    """Record a pass of ``row``'s point that could not be measured: the point is invalid."""
+    _, info = _kernel(row, kernels)
+    row.flags = [*(row.flags or []), f"failed: pass {row.passes + 1}: {reason}"]
+    _summarise_into(row, list(row.samples or []), info)
+    row.passes += 1
+
+
+def _kernel(
+    row: Measurement, kernels: Mapping[str, tuple[int, KernelInfo]]
+) -> tuple[str, KernelInfo]:
+    return next((n, info) for n, (kid, info) in kernels.items() if kid == row.kernel_id)

@@ -21,14 +21,8 @@ from benchdb.db.models import Kernel, Measurement, Run
 from benchdb.errors import UserError
 from benchdb.runs import mark_stale_runs
 
-from ..kernels import BENCHMARKS
-
 RESUMABLE = ("interrupted", "failed")
 RUN_KIND = "kernels"
-
-
-def _kernel_benchmark() -> dict[str, str]:
-    return {k.name: b.name for b in BENCHMARKS.values() for k in b.kernels}
 
 
 def find_resumable(
@@ -88,13 +82,15 @@ def claim(db: Database, run_id: int) -> bool:
         return result.rowcount == 1
 
 
-def stored_points(db: Database, run_id: int) -> dict[tuple[str, str, int, str], int]:
-    """Passes stored per point key (benchmark, shape key, threads, precision) of run ``run_id``.
+def stored_points(
+    db: Database, run_id: int, to_benchmark: dict[str, str]
+) -> dict[tuple[str, str, int, str], int]:
+    """Passes stored per point key (benchmark, shape key, threads, precision) of run ``run_id``;
+    ``to_benchmark`` maps a kernel name to the benchmark that times it.
 
     A pass is committed in one transaction for all the point's kernels, so
     they agree; the minimum is taken all the same.
     """
-    to_benchmark = _kernel_benchmark()
     with db.session() as s:
         rows = s.execute(
             select(

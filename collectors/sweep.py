@@ -10,6 +10,12 @@ unfinished run of the same sweep when there is one (see
 ``time_budget``: no new point starts once the budget is spent (the point in
 flight finishes, so the sweep may overrun by one point); the run is then
 left ``interrupted`` and the same command continues it later.
+
+Before anything is stored, every benchmark of the plan is verified
+(:func:`verify_plan`): compiled kernels against their numpy references on a
+small shape, a user's program by one run.  A failure there refuses the whole
+sweep.  A point that fails later (a program that crashes or fails its own
+check at one size) is stored invalid with the reason, and the sweep goes on.
 """
 
 from __future__ import annotations
@@ -30,12 +36,13 @@ from benchdb.machine import MachineInfo, detect_machine
 from benchdb.query import shape_key
 from benchdb.runs import run_lifecycle, start_run
 
-from ..kernels import KernelInfo, get_benchmark
+from ..kernels import KernelInfo
+from ..kernels.api import KernelError, PointFailure, Verification
 from ..kernels.jit import OPTIONS
 from . import resume
 from .placement import pinned, start_numba_threads
 from .plan import Point, SweepPlan
-from .record import add_pass, measurement_rows
+from .record import add_failure, add_pass, failed_rows, measurement_rows
 from .timing import time_point
 
 
@@ -106,9 +113,28 @@ def new_uuid() -> str:
     return uuid.uuid4().hex
 
 
+def verify_plan(plan: SweepPlan) -> list[Verification]:
+    """Check every benchmark of ``plan`` at each of its precisions and thread counts
+    (:meth:`~benchdb.kernels.api.Benchmark.verify`); UserError naming the first failure.
+
+    Nothing is stored: call it before the database is opened.
+    """
+    settings = dict.fromkeys((p.precision, p.threads) for p in plan.points)
+    found = []
+    for bench in plan.benchmarks():
+        for precision, threads in settings:
+            with pinned(threads):
+                try:
+                    checked = bench.verify(precision, threads)
+                except KernelError as exc:
+                    raise UserError(f"{exc}; nothing was stored") from None
+            if checked is not None:
+                found.append(checked)
+    return found
+
+
 def _register_kernels(db: Database, plan: SweepPlan) -> dict[str, tuple[int, KernelInfo]]:
-    names = dict.fromkeys(p.benchmark for p in plan.points)
-    infos = [k for name in names for k in get_benchmark(name).kernels]
+    infos = [k for bench in plan.benchmarks() for k in bench.kernels]
     with db.session() as s:
         return {k.name: (register_kernel(s, k).id, k) for k in infos}
 
@@ -124,18 +150,28 @@ def measure_point(
     """Prepare, time and commit one pass of one point (one transaction).
 
     The first pass creates the point's rows; a later one appends its samples.
+    A pass that fails (:class:`~benchdb.kernels.api.PointFailure`) is recorded
+    as the reason the point is invalid.
     """
-    bench = get_benchmark(point.benchmark)
+    bench = plan.catalog.get(point.benchmark)
+    points = bench.kernel_points(point.shape)
+    timing, failure = None, None
     with pinned(point.threads) as placement:
-        prepared = bench.prepare(point.shape, point.precision, point.threads)
-        timing = time_point(prepared, plan.sample_time, plan.samples)
-        points = prepared.points
-        del prepared  # free the arrays before the next point allocates
+        try:
+            prepared = bench.prepare(point.shape, point.precision, point.threads)
+            timing = time_point(prepared, plan.sample_time, plan.samples)
+            del prepared  # free the arrays before the next point allocates
+        except PointFailure as exc:
+            failure = exc.reason
     with db.session() as s:
         if pass_index == 0:
-            s.add_all(measurement_rows(run_id, point, points, timing, placement, kernels))
+            s.add_all(
+                failed_rows(run_id, point, points, failure, placement, kernels)
+                if failure is not None
+                else measurement_rows(run_id, point, points, timing, placement, kernels)
+            )
             return
-        ids = [kernels[k.name][0] for k in bench.kernels if k.name in timing.samples]
+        ids = [kernels[k.name][0] for k in bench.kernels]
         rows = s.scalars(
             select(Measurement).where(
                 Measurement.run_id == run_id,
@@ -145,8 +181,12 @@ def measure_point(
                 Measurement.precision == point.precision,
             )
         )
+        name_of = {kid: name for name, (kid, _) in kernels.items()}
         for row in rows:
-            add_pass(row, timing, kernels)
+            if failure is not None:
+                add_failure(row, failure, kernels)
+            elif timing is not None and name_of[row.kernel_id] in timing.samples:
+                add_pass(row, timing, kernels)
 
 
 def run_sweep(
@@ -158,16 +198,22 @@ def run_sweep(
     tags: Sequence[str] = (),
     observer: SweepObserver | None = None,
     context: Context | None = None,
+    verified: bool = False,
 ) -> SweepResult:
-    """Measure the points of ``plan`` the run lacks; see the module docstring."""
+    """Measure the points of ``plan`` the run lacks; see the module docstring.
+
+    ``verified``: the caller has run :func:`verify_plan` already.
+    """
     observer = observer or SweepObserver()
     t0 = time.monotonic()
+    if not verified:
+        verify_plan(plan)
     ctx = context or detect_context()
     kernels = _register_kernels(db, plan)
     run_id, resumed = _open_run(db, plan, ctx, resume_run, tags)
     measured = 0
     with run_lifecycle(db, run_id) as outcome:
-        todo = plan.schedule(resume.stored_points(db, run_id))
+        todo = plan.schedule(resume.stored_points(db, run_id, plan.catalog.benchmark_of()))
         total = len(plan.points) * plan.passes
         observer.started(run_id, [pt for _, pt in todo], total - len(todo), resumed)
         for pass_index, point in todo:

@@ -1,7 +1,11 @@
 """Timing one prepared point (DESIGN.md "Measurement method").
 
 * JIT compilation and first touch are excluded: ``prepare()`` compiles and
-  touches the data, and one more untimed repetition follows (warm-up).
+  touches the data, and one more untimed repetition follows (warm-up).  A
+  user's program warms up inside each of its runs instead
+  (:class:`~benchdb.kernels.api.SelfTimed`).
+* The checksum is read before any timed repetition, so every pass over a
+  point gives the same one whatever repetitions it calibrated.
 * Repetitions are calibrated so that one sample lasts at least the target
   sample time (20 ms by default), long against the clock and against the
   ~0.2 us numba call that starts it; the repetition loop itself runs in
@@ -16,7 +20,7 @@ import math
 import time
 from dataclasses import dataclass
 
-from ..kernels.api import Prepared
+from ..kernels.api import Prepared, SelfTimed
 
 CALIBRATION_FRACTION = 0.25  # stop calibrating once a trial lasts this share of the target
 MAX_GROWTH = 100  # a calibration trial is at most this many times the previous one
@@ -28,10 +32,14 @@ class PointTiming:
 
     repetitions: int
     samples: dict[str, list[float]]
-    checksum: float
+    checksum: float | None  # None: the kernel reports none
 
 
-def _wall(prepared: Prepared, repetitions: int) -> float:
+def _elapsed(prepared: Prepared, repetitions: int) -> float:
+    """Seconds ``repetitions`` repetitions took: the wall clock around them, or what
+    a program in another process reports (its start-up and set-up are no sample)."""
+    if isinstance(prepared, SelfTimed):
+        return prepared.reported_seconds(prepared.run(repetitions))
     t0 = time.perf_counter()
     prepared.run(repetitions)
     return time.perf_counter() - t0
@@ -41,7 +49,7 @@ def calibrate(prepared: Prepared, sample_time: float) -> int:
     """Repetitions for one sample to last about ``sample_time`` seconds (at least one)."""
     repetitions = 1
     while True:
-        wall = _wall(prepared, repetitions)
+        wall = _elapsed(prepared, repetitions)
         if wall >= sample_time * CALIBRATION_FRACTION:
             return max(1, math.ceil(repetitions * sample_time / wall))
         growth = MAX_GROWTH if wall <= 0 else sample_time * CALIBRATION_FRACTION / wall * 1.5
@@ -49,11 +57,13 @@ def calibrate(prepared: Prepared, sample_time: float) -> int:
 
 
 def time_point(prepared: Prepared, sample_time: float, samples: int) -> PointTiming:
-    """Warm up, calibrate, then take ``samples`` samples of the calibrated length."""
-    prepared.run(1)  # warm-up: excluded from every sample
+    """Checksum, warm up, calibrate, then take ``samples`` samples of the calibrated length."""
+    checksum = prepared.checksum()
+    if not isinstance(prepared, SelfTimed):
+        prepared.run(1)  # warm-up: excluded from every sample
     repetitions = calibrate(prepared, sample_time)
     per_kernel: dict[str, list[float]] = {}
     for _ in range(samples):
         for kernel, seconds in prepared.run(repetitions).items():
             per_kernel.setdefault(kernel, []).append(float(seconds) / repetitions)
-    return PointTiming(repetitions, per_kernel, float(prepared.checksum()))
+    return PointTiming(repetitions, per_kernel, checksum)

@@ -18,11 +18,38 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from .geometry import Geometry
+    from .layout import Layout
 
 Shape = tuple[int, ...]
 
 DTYPE_BYTES: Mapping[str, int] = {"float64": 8, "float32": 4}
+
+ORIGINS = ("builtin", "plugin", "program")
+
+
+class KernelError(ValueError):
+    """A user's spec, program or plugin cannot be used; the message names the fix.
+
+    The collectors turn it into a one-line error with exit status 2 before
+    anything is stored.
+    """
+
+
+class PointFailure(Exception):
+    """A benchmark could not be measured at one point (a program crashed, timed out,
+    printed output that breaks the protocol or failed its own check there).
+
+    The collectors store the point as invalid with this reason and go on with
+    the sweep; ``predict`` never uses it.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -47,6 +74,9 @@ class KernelInfo:
     footprint_version: int = 1
     write_allocate: bool = True
     extra: Mapping[str, object] = field(default_factory=dict)
+    origin: str = "builtin"
+    source_hash: str | None = None  # sha256 of the user's code: spec and binary, plugin source
+    layout: Layout | None = None  # how a user kernel's shape maps to points and bytes
 
     def bytes_per_point(self, precision: str, *, with_write_allocate: bool = False) -> float:
         """Bytes moved per point; STREAM counting unless ``with_write_allocate``."""
@@ -60,13 +90,40 @@ class Prepared(Protocol):
     """Data allocated and initialised for one (shape, precision, threads)."""
 
     footprint_bytes: int
-    points: int  # points each timed kernel updates per repetition
 
     def run(self, repetitions: int) -> dict[str, float]:
         """Run ``repetitions`` repetitions; seconds spent in each kernel, summed."""
 
-    def checksum(self) -> float:
-        """A scalar digest of the output (sum of the result array(s))."""
+    def checksum(self) -> float | None:
+        """A digest of the result after the untimed first repetition, or None.
+
+        Taken before any timed repetition, so it depends on the shape, precision
+        and code but not on how many repetitions a pass calibrated: the
+        collectors check that every pass over a point gives the same.
+        """
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What a benchmark's collect-time check found (DESIGN.md, "Collect-time verification")."""
+
+    benchmark: str
+    shape: Shape
+    precision: str
+    threads: int
+    detail: str  # e.g. "max error 2.1e-16 of the reference's scale (tolerance 1e-09)"
+
+
+@runtime_checkable
+class SelfTimed(Protocol):
+    """A :class:`Prepared` whose repetitions run in another process.
+
+    The wall clock around ``run()`` would count that process's start, set-up
+    and warm-up, so calibration uses the times the process reports instead.
+    """
+
+    def reported_seconds(self, times: Mapping[str, float]) -> float:
+        """The length of one sample, from the times ``run()`` returned."""
 
 
 class Benchmark(Protocol):
@@ -75,9 +132,22 @@ class Benchmark(Protocol):
     name: str
     kernels: Sequence[KernelInfo]
     ndim: int
+    geometry: Geometry
+    precisions: Sequence[str]  # those it can run
+    max_threads: int | None  # None: any thread count
 
     def footprint_bytes(self, shape: Shape, precision: str) -> int:
         """Footprint in bytes of all arrays, computed without allocating."""
 
+    def kernel_points(self, shape: Shape) -> Mapping[str, int]:
+        """Points each kernel updates per repetition at ``shape``, by kernel name."""
+
     def prepare(self, shape: Shape, precision: str, threads: int) -> Prepared:
         """Allocate and initialise; compile (first call) but time nothing."""
+
+    def verify(self, precision: str, threads: int) -> Verification | None:
+        """Check the compiled code on a small shape before a sweep; None if nothing to check.
+
+        Raises :class:`KernelError` when the result is wrong (a kernel that
+        disagrees with its reference, a program that fails its own check).
+        """

@@ -11,6 +11,7 @@ import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from math import prod
+from typing import Any
 
 from .api import DTYPE_BYTES, Shape
 
@@ -68,6 +69,7 @@ class Geometry:
     elements: Callable[[Shape], int]
     extra_bytes: Callable[[Shape], int] = lambda shape: 0
     contiguous_axis: int | None = None
+    footprint: Callable[[Shape, int], int] | None = None  # bytes from (shape, itemsize)
 
     def validate(self, shape: Shape) -> Shape:
         """The shape as a tuple of ints; ``ValueError`` saying what is wrong otherwise."""
@@ -81,9 +83,19 @@ class Geometry:
             raise ValueError(f"shape {shape!r}: every extent must be >= {self.min_extent}")
         return shape
 
+    def bytes_of(self, shape: Any, item_bytes: int) -> Any:
+        """Footprint in bytes of ``shape``: a tuple of ints, or of numpy columns of many.
+
+        ``footprint`` where given (a user's ``bytes`` expression), else the
+        elements times the element size plus any extra bytes.
+        """
+        if self.footprint is not None:
+            return self.footprint(shape, item_bytes)
+        return self.elements(shape) * item_bytes + self.extra_bytes(shape)
+
     def footprint_bytes(self, shape: Shape, precision: str) -> int:
         shape = self.validate(shape)
-        return self.elements(shape) * itemsize(precision) + self.extra_bytes(shape)
+        return int(self.bytes_of(shape, itemsize(precision)))
 
 
 def _interior(shape: Shape) -> int:

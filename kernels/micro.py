@@ -11,17 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from . import fields, reference
-from .api import Shape
+from .api import Shape, Verification
 from .clock import seconds, tick
 from .jit import Variants, serial
 from .registry import LazyBenchmark
 from .stencil import JACOBI2D, STENCIL2D5, STENCIL3D7
 from .stream import STREAM
 from .tridiag import TRIDIAG
+from .verify import as_arrays, compare
+
+CHECK_REPETITIONS = 4  # repetitions compared with the reference, the first one included
 
 
 @serial
@@ -59,12 +63,18 @@ def _output_at(index: int) -> Callable[[tuple, int], np.ndarray]:
 
 @dataclass(frozen=True)
 class MicroKernel:
-    """A micro-kernel: initial state, compiled step, numpy reference step, output."""
+    """A micro-kernel: initial state, compiled step, numpy reference step, output.
+
+    ``output(state, repetitions_done)`` gives the array, or arrays, that the
+    repetitions wrote: what the reference check compares and the checksum sums.
+    A kernel without a reference (a user's plugin may have none) is not checked.
+    """
 
     setup: Callable[[Shape, str], tuple]
     step: Variants
-    reference: Callable[[tuple, int], None]
-    output: Callable[[tuple, int], np.ndarray]
+    reference: Callable[[tuple, int], None] | None
+    output: Callable[[tuple, int], np.ndarray | tuple[np.ndarray, ...]]
+    tolerance: float | None = None  # relative; None: verify.TOLERANCE of the precision
 
 
 def _stream_kernel(op: str, output: int) -> MicroKernel:
@@ -112,16 +122,21 @@ class MicroPrepared:
         self.repetitions_done += repetitions
         return {self.name: seconds(ticks)}
 
-    def output(self) -> np.ndarray:
+    def output(self) -> np.ndarray | tuple[np.ndarray, ...]:
         return self.kernel.output(self.state, self.repetitions_done)
 
     def checksum(self) -> float:
-        return float(np.sum(self.output(), dtype=np.float64))
+        """Sum of the output array(s) in float64."""
+        return float(sum(np.sum(a, dtype=np.float64) for a in as_arrays(self.output())))
 
 
-def prepare(bench: LazyBenchmark, shape: Shape, precision: str, threads: int) -> MicroPrepared:
-    """Set up ``bench`` and run one untimed repetition: JIT compile plus first touch."""
-    kernel = KERNELS[bench.name]
+def prepare_micro(
+    bench: LazyBenchmark | Any, kernel: MicroKernel, shape: Shape, precision: str, threads: int
+) -> MicroPrepared:
+    """Set up ``kernel`` and run one untimed repetition: JIT compile plus first touch.
+
+    ``bench`` is the benchmark it belongs to (built-in or a user's plugin).
+    """
     prepared = MicroPrepared(
         name=bench.name,
         kernel=kernel,
@@ -132,6 +147,33 @@ def prepare(bench: LazyBenchmark, shape: Shape, precision: str, threads: int) ->
     )
     prepared.run(1)
     return prepared
+
+
+def verify_micro(
+    bench: LazyBenchmark | Any, kernel: MicroKernel, precision: str, threads: int
+) -> Verification | None:
+    """The compiled kernel against its reference over :data:`CHECK_REPETITIONS`
+    repetitions at ``bench.check_shape``; None when it has no reference."""
+    if kernel.reference is None:
+        return None
+    shape = bench.check_shape
+    prepared = prepare_micro(bench, kernel, shape, precision, threads)
+    prepared.run(CHECK_REPETITIONS - 1)
+    state = kernel.setup(shape, precision)
+    for r in range(prepared.repetitions_done):
+        kernel.reference(state, r)
+    expected = as_arrays(kernel.output(state, prepared.repetitions_done))
+    got = as_arrays(prepared.output())
+    return compare(bench.name, shape, precision, threads, got, expected, kernel.tolerance)
+
+
+def prepare(bench: LazyBenchmark, shape: Shape, precision: str, threads: int) -> MicroPrepared:
+    """A built-in micro-kernel, set up with one untimed repetition done."""
+    return prepare_micro(bench, KERNELS[bench.name], shape, precision, threads)
+
+
+def verify(bench: LazyBenchmark, precision: str, threads: int) -> Verification | None:
+    return verify_micro(bench, KERNELS[bench.name], precision, threads)
 
 
 def jacobi_solve(

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import prange
 
-from .api import Shape
+from .api import Shape, Verification
 from .clock import read_overhead_ticks, seconds, tick
 from .jit import serial, set_threads, variants
 from .registry import LazyBenchmark
@@ -39,8 +39,10 @@ from .shallow_model import (
     halo,
     initial_state,
     mass,
+    reference_run,
     step_constants,
 )
+from .verify import compare
 
 PHASES = (
     "cu",
@@ -299,3 +301,13 @@ def prepare(bench: LazyBenchmark, shape: Shape, precision: str, threads: int) ->
     )
     prepared.advance(1, step_constants(precision, first=True))
     return prepared
+
+
+def verify(bench: LazyBenchmark, precision: str, threads: int) -> Verification:
+    """The compiled step against the numpy reference step at ``bench.check_shape``:
+    all 13 fields after the forward step and four leapfrog steps."""
+    shape = bench.check_shape
+    prepared = prepare(bench, shape, precision, threads)
+    prepared.run(2)
+    expected = reference_run(shape, precision, prepared.steps_done)
+    return compare(bench.name, shape, precision, threads, prepared.state, expected)

@@ -12,6 +12,7 @@ import sys
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from ..errors import UserError
 from .common import err_console
@@ -30,6 +31,12 @@ COMMANDS: dict[str, LazyCommand] = {
         "collect_cmd",
         "collect",
         "Time the kernels across sizes on this machine and store every sample (start here).",
+        _DATA,
+    ),
+    "kernels": LazyCommand(
+        "kernels_cmd",
+        "kernels",
+        "List the kernels: built-in, plugins, your programs; versions, points measured.",
         _DATA,
     ),
     "runs": LazyCommand("runs_cmd", "app", "List collection runs.", _DATA),
@@ -127,7 +134,9 @@ def main() -> None:
     try:
         app()
     except UserError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(
+            f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+        )
         sys.exit(2)
     except KeyboardInterrupt:
         err_console.print("interrupted")

@@ -124,7 +124,26 @@ def collect(
             "-k",
             help="Comma-separated benchmarks (shallow, stencil2d5, stream.triad...), families "
             "(stream, stencil) or kernels (shallow.cu selects the whole shallow step). "
-            "Default: all.",
+            "Default: all built-ins and installed plugins; with --program or --plugin, "
+            "those.",
+        ),
+    ] = None,
+    program: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--program",
+            help="A TOML spec of your own program (Fortran, C, ...), which times its loops "
+            "itself: benchdb builds it, runs it per sample and stores its loops as "
+            "<name>.<loop> (docs/programs.md). Repeatable.",
+        ),
+    ] = None,
+    plugin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--plugin",
+            help="A Python module or .py file declaring numba kernels in BENCHDB_KERNELS "
+            "(docs/plugins.md); installed plugins (entry points benchdb.kernels) need no "
+            "option. Repeatable.",
         ),
     ] = None,
     sizes: Annotated[
@@ -190,6 +209,16 @@ def collect(
     spell of another tenant can spoil every sample of one pass. A point whose
     coefficient of variation exceeds 10% is stored with the flag "noisy".
 
+    Before anything is stored, every kernel is checked: compiled code against its
+    numpy reference on a small shape, a --program by one run. A wrong kernel is
+    refused (exit 2). A point that fails during the sweep (a program that crashes
+    at one size, a checksum that differs between passes) is stored invalid, with
+    the reason, and never used by `predict`.
+
+    Your own loops: --program runs a program in any language that times its
+    loops itself (docs/programs.md); --plugin, or an installed package's
+    benchdb.kernels entry point, adds numba kernels (docs/plugins.md).
+
     Examples:
 
       benchdb collect --quick
@@ -197,28 +226,37 @@ def collect(
       benchdb collect --kernels shallow,stream --threads 1,2
 
       benchdb collect --kernels stream.triad --footprints 16KiB,1MiB,256MiB --json
+
+      benchdb collect --program examples/shallow_fortran/benchdb.toml --quick
+
+      benchdb collect --plugin my_kernels.py --sizes 64x64,512x512
     """
     from ..collectors import plan as planning
     from ..collectors import resume as resuming
-    from ..collectors.sweep import SweepObserver, detect_context, run_sweep
+    from ..collectors.sweep import SweepObserver, detect_context, run_sweep, verify_plan
 
     machine = detect_machine()
     thread_counts = planning.parse_threads(threads, planning.thread_limit())
     precisions = planning.parse_precisions(precision)
     if resume is not None:
-        if kernels or sizes or footprints or quick or sample_time or passes or threads != "1":
+        if (
+            kernels or sizes or footprints or quick or sample_time or passes or threads != "1"
+            or program or plugin
+        ):  # fmt: skip
             raise UserError(
-                "--resume continues the run's own sweep; leave out --kernels, --sizes, "
-                "--footprints, --quick, --threads, --sample-time and --passes"
+                "--resume continues the run's own sweep; leave out --kernels, --program, "
+                "--plugin, --sizes, --footprints, --quick, --threads, --sample-time and --passes"
             )
         database = open_db(db)
         ctx = detect_context()
         config = resuming.check_explicit(
             database, resume, ctx.machine.fingerprint, ctx.environment.fingerprint
         )
-        sweep = planning.SweepPlan.from_config(config)
+        sweep = planning.SweepPlan.from_config(config, planning.reload_user_code(config, resume))
         planning.check_memory(sweep.points)
+        checked = verify_plan(sweep)
     else:
+        catalog = planning.load_user_code(program or [], plugin or [])
         sweep = planning.build_plan(
             machine,
             kernels=planning.sizes.parse_list(kernels) if kernels else None,
@@ -230,10 +268,18 @@ def collect(
             sample_time=sample_time,
             samples=samples,
             passes=passes,
+            catalog=catalog,
         )
+        checked = verify_plan(sweep)
         database = open_db(db)
         ctx = detect_context()
     observer = SweepObserver() if quiet or as_json else ProgressObserver()
+    if not (quiet or as_json):
+        err_console.print(
+            "checked before the sweep (against the reference, or by one run): "
+            + ", ".join(dict.fromkeys(c.benchmark for c in checked)),
+            highlight=False,
+        )
     try:
         result = run_sweep(
             database,
@@ -243,13 +289,20 @@ def collect(
             tags=tag or [],
             observer=observer,
             context=ctx,
+            verified=True,
         )
     finally:
         if isinstance(observer, ProgressObserver):
             observer.stop()
     report = {**result.__dict__, "database": database.display_url}
     if as_json:
-        print_json({"run": report, "kernels": summary_rows(database, result.run_id)})
+        print_json(
+            {
+                "run": report,
+                "checked": [c.__dict__ for c in checked],
+                "kernels": summary_rows(database, result.run_id),
+            }
+        )
         return
     if quiet:
         return

@@ -59,8 +59,9 @@ def print_comparison(result: RunComparison, show_all: bool) -> None:
     else:
         console.print("environment: identical")
     kernels = result.kernels.to_dict(orient="records")
+    changed = any(k["version_change"] for k in kernels)
     if not show_all:
-        kernels = [k for k in kernels if k["verdict"] != "unchanged"]
+        kernels = [k for k in kernels if k["verdict"] != "unchanged" or k["version_change"]]
     if kernels:
         print_table(
             kernels,
@@ -74,6 +75,7 @@ def print_comparison(result: RunComparison, show_all: bool) -> None:
                 ("noisy", "noisy", None),
                 ("median_ratio", "median change", _pct),
                 ("verdict", "kernel verdict", None),
+                *([("version_change", "new version", None)] if changed else []),
             ],
             title="kernels (a verdict needs most of a kernel's points to agree)",
         )

@@ -20,6 +20,12 @@ def _env_text(diff: list[dict[str, Any]]) -> str:
     return "; ".join(f"{d['field']}: {d['before']} -> {d['after']}" for d in diff)
 
 
+def _change_text(step: dict[str, Any]) -> str:
+    """The kernel's new version (changed code), then the environment's differences."""
+    env = _env_text(step["environment_diff"])
+    return f"kernel version {step['version_change']}; {env}" if step["version_change"] else env
+
+
 def history(
     kernel: Annotated[str, typer.Option("--kernel", "-k", help="Kernel name, e.g. shallow.cu.")],
     shape: Annotated[
@@ -134,12 +140,18 @@ def history(
                 ("run_started_at", "started", lambda d: d.strftime("%Y-%m-%d %H:%M:%S")),
                 ("run_tags", "tags", lambda t: ", ".join(t)),
                 ("environment_id", "env", None),
+                ("kernel_version", "version", lambda v: v[:8]),
                 ("t_median", "median", fmt_seconds),
                 ("t_cv", "CV", lambda c: f"{c:.1%}"),
             ],
         )
     steps = [
-        {"shape": s.shape_key, "threads": s.threads, **st, "env": _env_text(st["environment_diff"])}
+        {
+            "shape": s.shape_key,
+            "threads": s.threads,
+            **st,
+            "env": _change_text(st),
+        }
         for s in series
         for st in s.steps
     ]
@@ -153,7 +165,7 @@ def history(
                 ("run_id", "to run", None),
                 ("change", "change", lambda c: f"{c:+.1%}"),
                 ("direction", "", None),
-                ("env", "environment change", None),
+                ("env", "what changed", None),
             ],
             title="steps",
         )

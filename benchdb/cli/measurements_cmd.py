@@ -18,9 +18,9 @@ from .common import DbOption, JsonOption, err_console, open_db, print_json, prin
 app = typer.Typer(help="Read stored measurements.", no_args_is_help=True)
 
 JSON_FIELDS = (
-    "run_id", "kernel", "shape", "points", "footprint_bytes", "threads", "placement",
-    "precision", "context", "repetitions", "samples", "t_min", "t_median", "t_iqr", "t_cv",
-    "flop_rate", "byte_rate", "checksum", "valid", "flags",
+    "run_id", "kernel", "kernel_version", "shape", "points", "footprint_bytes", "threads",
+    "placement", "precision", "context", "repetitions", "samples", "t_min", "t_median",
+    "t_iqr", "t_cv", "flop_rate", "byte_rate", "checksum", "valid", "flags",
 )  # fmt: skip
 
 COLUMNS = [
@@ -41,7 +41,10 @@ def _present(value: Any) -> bool:
 
 
 def rate_text(row: dict[str, Any]) -> str:
-    """flop/s where the kernel counts flops, else B/s (copies), else '-' (halo updates)."""
+    """flop/s where the kernel counts flops, else B/s (copies), else '-' (halo updates);
+    'INVALID' for a point that failed its checks (the flags say why)."""
+    if row.get("valid") is False:
+        return "INVALID"
     if _present(row.get("flop_rate")):
         return fmt_rate(row["flop_rate"], "flop/s")
     if _present(row.get("byte_rate")):
@@ -93,6 +96,10 @@ def show(
 ) -> None:
     """Show measured points by footprint: median time, rate, CV and flags.
 
+    An invalid point (its program failed there, its checksum changed between
+    passes, it was not finite) shows as INVALID, its flags saying why; `predict`
+    never uses it.
+
     Examples:
 
       benchdb measurements show --kernel shallow.cu
@@ -127,7 +134,15 @@ def show(
         err_console.print("no measurements match; `benchdb runs list` shows what is stored")
         return
     print_table(
-        [{**r, "rate": rate_text(r), "shape_key": "x".join(map(str, r["shape"]))} for r in rows],
+        [
+            {
+                **r,
+                "rate": rate_text(r),
+                "shape_key": "x".join(map(str, r["shape"])),
+                "t_median": r["t_median"] if r["samples"] else None,
+            }
+            for r in rows
+        ],
         COLUMNS,
         title=f"run {', '.join(map(str, sorted(set(frame['run_id']))))}",
     )

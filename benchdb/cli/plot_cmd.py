@@ -136,6 +136,7 @@ def roofline(
     database = open_db(db)
     mc = resolve_machine_caches(database, machine)
     data = machine_data(
+        database,
         machine_rows(database, mc.machine_id, precision=precision),
         mc,
         threads=threads,

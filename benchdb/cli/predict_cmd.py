@@ -143,15 +143,18 @@ def predict(
 
       benchdb predict -k stencil2d5 --speedup
     """
+    from ..kernel_defs import builtin_definition
     from ..predict.api import predict_columns
     from ..predict.basis import rate_basis
 
-    basis = rate_basis(kernel, precision)
+    # a built-in kernel is checked before the database is opened; a user's is defined by it
+    database = None if builtin_definition(kernel) else open_db(db)
+    basis = rate_basis(kernel, precision, database)
     if speedup:
         from ..predict.threads import thread_scaling
 
         report = thread_scaling(
-            open_db(db),
+            database or open_db(db),
             kernel,
             precision=precision,
             machine=machine,
@@ -174,7 +177,7 @@ def predict(
         )
     if iterations < 1:
         raise UserError(f"--iterations must be at least 1, not {iterations}")
-    database = open_db(db)
+    database = database or open_db(db)
     lookup, cols = predict_columns(
         database,
         kernel,
@@ -191,8 +194,8 @@ def predict(
     if as_json:
         print_json({"lookup": lookup.describe(), "predictions": rows})
         return
-    unit = basis.unit
     d = lookup.describe()
+    unit = d["rate_unit"]
     for r in rows:
         beyond = " (beyond measured)" if r["aspect_extrapolated"] else ""
         own = " (own rows)" if r["same_rows"] else ""

@@ -41,7 +41,7 @@ RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 # The alembic revision that creates exactly this metadata.  Opening a database
 # already at this revision needs no alembic import (a fast `benchdb predict`);
 # tests/db/test_migrations.py fails if a new revision forgets to bump it.
-SCHEMA_HEAD = "0003"
+SCHEMA_HEAD = "0004"
 
 
 def utcnow() -> datetime:
@@ -118,12 +118,22 @@ class Run(Base):
 
 
 class Kernel(Base):
-    """A timed loop and its static metadata (paper 003, Table I)."""
+    """A timed loop and its static metadata (paper 003, Table I), one row per version.
+
+    ``version`` is a content hash of what sets the kernel's results: its
+    counts and, for a user's kernel (``origin`` plugin or program), the hash of
+    its code.  Changed code is a new row, so its points never mix with the old
+    ones.  A user's kernel keeps its layout in ``info["layout"]``, from which the
+    predictor computes footprints without the user's code.
+    """
 
     __tablename__ = "kernel"
+    __table_args__ = (UniqueConstraint("name", "version", name="uq_kernel_name_version"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str] = mapped_column(String(128), unique=True)
+    name: Mapped[str] = mapped_column(String(128), index=True)
+    version: Mapped[str] = mapped_column(String(64))
+    origin: Mapped[str] = mapped_column(String(16), default="builtin")
     family: Mapped[str] = mapped_column(String(64), index=True)
     ndim: Mapped[int] = mapped_column(Integer)
     flops_per_point: Mapped[float] = mapped_column(Float)

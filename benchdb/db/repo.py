@@ -15,6 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..environment import EnvironmentInfo
+from ..hashing import content_hash
 from ..machine import MachineInfo
 from .models import Base, Environment, Kernel, Machine
 
@@ -72,12 +73,42 @@ def register_environment(session: Session, info: EnvironmentInfo) -> Environment
     )
 
 
+def kernel_version(info: Any) -> str:
+    """The content hash that versions a kernel (a ``benchdb.kernels.api.KernelInfo``).
+
+    Numbers are cast as the ``kernel`` table stores them, so that migration
+    0004 derives the same hash from the columns of rows written before it.
+    """
+    body: dict[str, Any] = {
+        "name": info.name,
+        "family": info.family,
+        "ndim": int(info.ndim),
+        "flops_per_point": float(info.flops_per_point),
+        "loads_per_point": float(info.loads_per_point),
+        "stores_per_point": float(info.stores_per_point),
+        "arrays": int(info.arrays),
+        "footprint_version": int(info.footprint_version),
+        "write_allocate": bool(info.write_allocate),
+    }
+    if info.source_hash is not None:
+        body["source_hash"] = info.source_hash
+    if info.layout is not None:
+        body["layout"] = info.layout.to_json()
+    return content_hash(body)
+
+
 def register_kernel(session: Session, info: Any) -> Kernel:
-    """Store a kernel's metadata (a ``benchdb.kernels.api.KernelInfo``)."""
+    """Store a kernel's metadata (a ``benchdb.kernels.api.KernelInfo``), once per version."""
+    extra: dict[str, Any] = {"write_allocate": info.write_allocate, **dict(info.extra)}
+    if info.source_hash is not None:
+        extra["source_hash"] = info.source_hash
+    if info.layout is not None:
+        extra["layout"] = info.layout.to_json()
     return get_or_create(
         session,
         Kernel,
-        {"name": info.name},
+        {"name": info.name, "version": kernel_version(info)},
+        origin=info.origin,
         family=info.family,
         ndim=info.ndim,
         flops_per_point=info.flops_per_point,
@@ -86,5 +117,5 @@ def register_kernel(session: Session, info: Any) -> Kernel:
         arrays=info.arrays,
         footprint_version=info.footprint_version,
         description=info.description,
-        info={"write_allocate": info.write_allocate, **dict(info.extra)},
+        info=extra,
     )

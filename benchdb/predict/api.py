@@ -41,7 +41,7 @@ def predict_columns(
 ) -> tuple[Lookup, dict[str, Any]]:
     """The fitted lookup and the prediction columns (numpy arrays), without pandas."""
     options.setdefault("method", DEFAULT_METHOD)
-    ndim = rate_basis(kernel, options.get("precision", "float64")).geometry.ndim
+    ndim = rate_basis(kernel, options.get("precision", "float64"), db).geometry.ndim
     arr = shapes_array(shapes, ndim)
     lookup = prepare_lookup(db, kernel, shapes=arr, **options)
     return lookup, lookup.evaluate(arr, iterations)

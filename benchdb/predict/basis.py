@@ -8,9 +8,10 @@ counting (loads + stores per point x element size, no write-allocate), and a
 kernel that is neither (``shallow.boundary``, whose work is not per point) is
 looked up in points/s.
 
-Footprints and points come from the kernels' own geometry
-(``benchdb.kernels`` registry, pure Python: no numba), so a shape that was
-never measured gets exactly the footprint the collectors would have stored.
+Footprints and points come from the kernels' own geometry -- the
+``benchdb.kernels`` registry for a built-in, the layout stored with a user's
+kernel (:mod:`benchdb.kernel_defs`); pure Python, no numba -- so a shape that
+was never measured gets exactly the footprint the collectors would have stored.
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from ..db.engine import Database
 from ..errors import UserError
+from ..kernel_defs import definition
 from ..kernels.api import DTYPE_BYTES, KernelInfo
 from ..kernels.geometry import Geometry
-from ..kernels.registry import BENCHMARKS, all_kernels
+from ..kernels.registry import BUILTIN
 
 
 @dataclass(frozen=True)
@@ -70,9 +73,9 @@ class RateBasis:
         cols = tuple(shapes[:, d] for d in range(shapes.shape[1]))
         try:
             points = np.broadcast_to(self.geometry.points(cols), len(shapes)).astype(float)
-            elements = np.asarray(self.geometry.elements(cols), dtype=float)
-            extra = np.asarray(self.geometry.extra_bytes(cols), dtype=float)
-            footprint = np.broadcast_to(elements * itemsize + extra, len(shapes)).astype(float)
+            footprint = np.broadcast_to(
+                np.asarray(self.geometry.bytes_of(cols, itemsize), dtype=float), len(shapes)
+            ).astype(float)
         except (TypeError, ValueError):
             rows = [tuple(int(v) for v in row) for row in shapes]
             points = np.array([self.geometry.points(r) for r in rows], dtype=float)
@@ -82,36 +85,31 @@ class RateBasis:
         return points, footprint
 
 
-def _geometries() -> dict[str, Geometry]:
-    return {k.name: b.geometry for b in BENCHMARKS.values() for k in b.kernels}  # type: ignore[attr-defined]
-
-
 def benchmark_of(kernel: str) -> str:
-    """The benchmark that times ``kernel`` (what ``benchdb collect --kernels`` takes)."""
-    return next(
-        (b.name for b in BENCHMARKS.values() for k in b.kernels if k.name == kernel), kernel
-    )
+    """What ``benchdb collect --kernels`` takes to measure ``kernel``: its built-in
+    benchmark, else the kernel's family (a user's program or plugin)."""
+    return BUILTIN.benchmark_of().get(kernel, kernel.split(".", 1)[0])
 
 
-def known_kernels() -> list[str]:
-    return [k.name for k in all_kernels()]
-
-
-def rate_basis(kernel: str, precision: str = "float64") -> RateBasis:
-    """The counting basis of ``kernel``; :class:`UserError` listing the known kernels."""
-    infos = {k.name: k for k in all_kernels()}
-    if kernel not in infos:
-        raise UserError(f"unknown kernel {kernel!r}; known kernels: {', '.join(infos)}")
+def rate_basis(
+    kernel: str,
+    precision: str = "float64",
+    db: Database | None = None,
+    version: str | None = None,
+) -> RateBasis:
+    """The counting basis of ``kernel`` (a user's kernel: its ``version`` in ``db``,
+    default the newest); :class:`UserError` listing the known kernels."""
     if precision not in DTYPE_BYTES:
         raise UserError(f"unknown precision {precision!r}; use one of: {', '.join(DTYPE_BYTES)}")
-    info = infos[kernel]
+    found = definition(db, kernel, version)
+    info = found.info
     if info.flops_per_point > 0:
         work, unit = float(info.flops_per_point), "flop/s"
     elif info.loads_per_point + info.stores_per_point > 0:
         work, unit = info.bytes_per_point(precision), "B/s"
     else:
         work, unit = 1.0, "point/s"
-    return RateBasis(info, _geometries()[kernel], precision, work, unit)
+    return RateBasis(info, found.geometry, precision, work, unit)
 
 
 def shapes_array(shapes: Any, ndim: int) -> np.ndarray:

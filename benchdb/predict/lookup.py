@@ -238,7 +238,7 @@ def fit_lookup(
 ) -> Lookup:
     """Build the curve of ``selection`` and fit ``method`` (reusing a stored fit)."""
     module = get_method(method)
-    basis = rate_basis(selection.kernel, selection.precision)
+    basis = rate_basis(selection.kernel, selection.precision, db, selection.kernel_version)
     curve = build_curve(selection.rows, basis.work_per_point, basis.geometry)
     if len(curve) < module.MIN_POINTS:
         raise UserError(
@@ -283,7 +283,7 @@ def prepare_lookup(
 
     ``shapes``, when given, are checked here, before anything is written.
     """
-    basis = rate_basis(kernel, precision)  # unknown kernel/precision: fail before any query
+    basis = rate_basis(kernel, precision, db)  # unknown kernel/precision: fail before fitting
     get_method(method)
     if shapes is not None:
         basis.points_and_footprint(shapes)

@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from ..db.engine import Database
 from ..errors import UserError
-from .basis import RateBasis, known_kernels, rate_basis
+from .basis import RateBasis, rate_basis
 from .curve import Curve, build_curve
 from .source import MachineCaches, select_rows
 
@@ -63,6 +64,7 @@ def widest_environment(rows: Sequence[dict[str, Any]]) -> int:
 
 
 def machine_data(
+    db: Database,
     rows: Sequence[dict[str, Any]],
     machine: MachineCaches,
     *,
@@ -71,9 +73,9 @@ def machine_data(
     environment_id: int | None = None,
     run_ids: Sequence[int] | None = None,
 ) -> MachineData:
-    """Curves of every kernel in ``rows`` (of ``run_ids``) at ``threads``/``precision``."""
-    known = set(known_kernels())
-    pool = [r for r in rows if r["kernel"] in known and r["precision"] == precision]
+    """Curves of every kernel in ``rows`` (of ``run_ids``) at ``threads``/``precision``;
+    ``db`` defines the user kernels among them (:mod:`benchdb.kernel_defs`)."""
+    pool = [r for r in rows if r["precision"] == precision]
     if run_ids is not None:
         pool = [r for r in pool if r["run_id"] in set(run_ids)]
     if not pool:
@@ -90,10 +92,10 @@ def machine_data(
                 precision=precision,
                 environment_id=env,
             )
+            basis = rate_basis(kernel, precision, db, sel.kernel_version)
         except UserError:
-            continue  # this kernel lacks data at these settings; the others still count
+            continue  # no data at these settings, or a kernel no longer defined
         if sel.rows:
-            basis = rate_basis(kernel, precision)
             curves[kernel] = KernelCurve(
                 basis, build_curve(sel.rows, basis.work_per_point, basis.geometry), sel.context
             )

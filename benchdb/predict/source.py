@@ -6,10 +6,12 @@ must answer from a cold start in under a second, and importing pandas alone
 costs about half of that on the reference machine.  Analyses that want a
 DataFrame (``benchdb validate``, plots, notebooks) use ``measurements_frame``.
 
-Which data (DESIGN.md "Models"): one machine, one environment, one kernel,
-thread count, precision and timing context.  By default the environment is
-the newest one that measured the kernel on this machine (a numba upgrade
-changes results, DMI report: 2.4x across compilers); the context is
+Which data (DESIGN.md "Models"): one machine, one environment, one kernel
+version, thread count, precision and timing context.  By default the kernel
+version is the newest one measured on this machine (a user's changed code is
+a new version, never mixed with the old), the environment the newest one
+that measured it (a numba upgrade changes results, DMI report: 2.4x across
+compilers); the context is
 ``fullstep`` where the kernel was timed inside the shallow-water step (paper
 003 §V: that is the context the real model runs in), else ``isolated``.
 Invalid measurements (failed checksum, non-positive time) are left out and
@@ -73,6 +75,7 @@ class Selection:
     rows: tuple[dict[str, Any], ...]
     invalid: int = 0
     other_threads: tuple[int, ...] = field(default=())
+    kernel_version: str | None = None
 
     @property
     def subject(self) -> str:
@@ -86,6 +89,7 @@ class Selection:
             "precision": self.precision,
             "context": self.context,
             "environment_id": self.environment_id,
+            "kernel_version": self.kernel_version,
             "run_ids": sorted({int(r["run_id"]) for r in self.rows}),
         }
 
@@ -114,6 +118,7 @@ def machine_rows(
             Run.started_at,
             Run.tags,
             Kernel.name,
+            Kernel.version,
             Measurement.shape,
             Measurement.shape_key,
             Measurement.points,
@@ -137,16 +142,20 @@ def machine_rows(
         stmt = stmt.where(Measurement.precision == precision)
     keys = [
         "measurement_id", "run_id", "environment_id", "run_started_at", "run_tags", "kernel",
-        "shape", "shape_key", "points", "footprint_bytes", "threads", "precision", "context",
-        "samples", "t_median", "valid", "flags",
+        "kernel_version", "shape", "shape_key", "points", "footprint_bytes", "threads",
+        "precision", "context", "samples", "t_median", "valid", "flags",
     ]  # fmt: skip
     with db.session() as s:
         return [dict(zip(keys, row, strict=True)) for row in s.execute(stmt)]
 
 
+def _newest(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    return max(rows, key=lambda r: (r["run_started_at"], r["run_id"]))
+
+
 def newest_environment(rows: Sequence[dict[str, Any]]) -> int:
     """The environment of the most recently started run among ``rows``."""
-    return int(max(rows, key=lambda r: (r["run_started_at"], r["run_id"]))["environment_id"])
+    return int(_newest(rows)["environment_id"])
 
 
 def select_rows(
@@ -158,6 +167,7 @@ def select_rows(
     precision: str,
     environment_id: int | None = None,
     context: str | None = None,
+    kernel_version: str | None = None,
 ) -> Selection:
     """Narrow ``rows`` to one curve's data; :class:`UserError` naming the fix if empty."""
     mine = [r for r in rows if r["kernel"] == kernel and r["precision"] == precision]
@@ -167,6 +177,11 @@ def select_rows(
             f"(id {machine.machine_id}) in the selected runs; run `benchdb collect --kernels "
             f"{benchmark_of(kernel)}` first"
         )
+    if kernel_version is None:
+        kernel_version = _newest(mine)["kernel_version"]
+    mine = [r for r in mine if r["kernel_version"] == kernel_version]
+    if not mine:
+        raise UserError(f"no measurements of {kernel} version {kernel_version[:12]} here")
     if context is not None:  # the newest environment *that timed this context*
         in_context = [r for r in mine if r["context"] == context]
         if not in_context:
@@ -207,4 +222,5 @@ def select_rows(
         rows=valid,
         invalid=len(chosen) - len(valid),
         other_threads=tuple(t for t in measured_threads if t != threads),
+        kernel_version=kernel_version,
     )

@@ -48,7 +48,7 @@ def thread_scaling(
     context: str | None = None,
 ) -> dict[str, Any]:
     """Speedup over 1 thread per level and thread count, and Amdahl's f per level."""
-    basis = rate_basis(kernel, precision)
+    rate_basis(kernel, precision, db)  # unknown kernel/precision: fail before any query
     mc = resolve_machine_caches(db, machine)
     rows = machine_rows(db, mc.machine_id, kernels=[kernel], precision=precision)
     base = select_rows(
@@ -65,6 +65,7 @@ def thread_scaling(
             f"{kernel} was measured with 1 thread only; collect more thread counts, e.g. "
             f"`benchdb collect --kernels {kernel} --threads 1,2`"
         )
+    basis = rate_basis(kernel, precision, db, base.kernel_version)
     ref = build_curve(base.rows, basis.work_per_point, basis.geometry)
     names = [n for n, _ in mc.level_capacities()]
     per: dict[int, dict[int, list[float]]] = {}
@@ -77,6 +78,7 @@ def thread_scaling(
             precision=precision,
             environment_id=base.environment_id,
             context=base.context,
+            kernel_version=base.kernel_version,
         )
         cur = build_curve(sel.rows, basis.work_per_point, basis.geometry)
         common, i_ref, i_cur = np.intersect1d(ref.footprint, cur.footprint, return_indices=True)

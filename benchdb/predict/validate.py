@@ -152,7 +152,7 @@ def validate(
 ) -> dict[str, Any]:
     """Cross-validation and independent-sweep errors per kernel and method (see module doc)."""
     for k in kernels or []:
-        rate_basis(k, precision)
+        rate_basis(k, precision, db)
     names = list(methods or [*METHODS, *BASELINES])
     for n in names:
         if n not in METHODS and n not in BASELINES:
@@ -168,6 +168,7 @@ def validate(
         )
     split = split_runs(rows, fit_runs, check_runs)
     data = machine_data(
+        db,
         rows,
         mc,
         threads=threads,

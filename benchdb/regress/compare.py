@@ -30,7 +30,8 @@ slower point instead, for quiet dedicated machines.
 Only runs of the same machine (same fingerprint) are comparable: across
 machines a difference says nothing about the code.  The environment difference
 between the two runs is part of the answer, since it is usually the cause of
-a change.
+a change; so is a kernel whose version changed between them (a user's program
+or plugin rebuilt with other code): ``version_change`` names both versions.
 """
 
 from __future__ import annotations
@@ -61,10 +62,13 @@ RESULT_COLUMNS = [
     "ci_high",
     "p_value",
     "verdict",
+    "version_change",
 ]
 
 KERNEL_KEY = ["kernel", "threads", "precision", "context"]
-KERNEL_COLUMNS = [*KERNEL_KEY, "points", "slower", "faster", "noisy", "median_ratio", "verdict"]
+KERNEL_COLUMNS = [
+    *KERNEL_KEY, "points", "slower", "faster", "noisy", "median_ratio", "verdict", "version_change",
+]  # fmt: skip
 
 NOISE_Z = 3.0
 """A change must exceed this many run-to-run noise deviations (robust sigma of log ratios)."""
@@ -118,6 +122,7 @@ def kernel_verdicts(results: pd.DataFrame, threshold: float) -> pd.DataFrame:
                 "noisy": noisy,
                 "median_ratio": median,
                 "verdict": verdict,
+                "version_change": ", ".join(sorted(set(group["version_change"]) - {""})),
             }
         )
     return pd.DataFrame(rows, columns=KERNEL_COLUMNS)
@@ -177,6 +182,11 @@ class RunComparison:
             "kernels": self.kernels.to_dict(orient="records"),
             "results": self.results.to_dict(orient="records"),
         }
+
+
+def version_change(before: str, after: str) -> str:
+    """``"1a2b3c4d->5e6f7a8b"`` when a kernel's version differs between two runs, else ``""``."""
+    return "" if before == after else f"{before[:8]}->{after[:8]}"
 
 
 def _identity(items: Iterable[T], **_: Any) -> Iterable[T]:
@@ -245,6 +255,7 @@ def compare_runs(
                 "ci_high": result.ci_high,
                 "p_value": result.p_value,
                 "verdict": result.verdict,
+                "version_change": version_change(pa["kernel_version"], pb["kernel_version"]),
             }
         )
     results = pd.DataFrame(rows, columns=RESULT_COLUMNS).sort_values(

@@ -2,9 +2,10 @@
 
 A series is one point (kernel, shape, threads, precision, context) on one
 machine, one value per run (the run's median seconds per repetition), oldest
-run first.  A detector from :mod:`.detectors` finds the steps; for each step
-the runs on either side and the difference of their environments are given,
-since a changed compiler, library or setting is the usual cause.
+run first, across the kernel's versions.  A detector from :mod:`.detectors`
+finds the steps; for each step the runs on either side, the difference of
+their environments and any change of the kernel's version are given, since
+changed code, a changed compiler, library or setting is the usual cause.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..db.engine import Database
 from ..db.models import Environment, Kernel, Measurement, Run
 from ..errors import UserError
 from ..query import measurements_frame, parse_shape, resolve_machine, shape_key
-from .compare import POINT_KEY
+from .compare import POINT_KEY, version_change
 from .describe import machine_summary
 from .detectors import Detector, get_detector
 from .envdiff import environment_diff
@@ -29,6 +30,7 @@ SERIES_COLUMNS = [
     "run_started_at",
     "run_tags",
     "environment_id",
+    "kernel_version",
     "t_median",
     "t_min",
     "t_cv",
@@ -88,6 +90,9 @@ def _step_details(db: Database, values: pd.DataFrame, steps: list[Any]) -> list[
                     "run_tags": list(after["run_tags"]),
                     "previous_run_id": int(before["run_id"]),
                     "environment_diff": environment_diff(env_a, env_b),
+                    "version_change": version_change(
+                        before["kernel_version"], after["kernel_version"]
+                    ),
                 }
             )
     return details

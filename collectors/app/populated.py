@@ -52,6 +52,7 @@ def _time_point(comm: Any, point: Point, sample_time: float, samples: int) -> di
     import numpy as np
 
     prepared = DistributedStepPoint(point.shape, point.precision)
+    checksum = prepared.checksum()  # after the forward step: the same in every pass
     prepared.run(1)  # warm-up
     reps = comm.bcast(calibrate(prepared, sample_time) if comm.rank == 0 else None, root=0)
     mine: dict[str, list[float]] = {}
@@ -59,7 +60,6 @@ def _time_point(comm: Any, point: Point, sample_time: float, samples: int) -> di
         comm.Barrier()
         for kernel, seconds in prepared.run(reps).items():
             mine.setdefault(kernel, []).append(seconds / reps)
-    checksum = prepared.checksum()
     prepared.close()
     every = comm.gather(mine, root=0)
     if comm.rank != 0:
@@ -147,7 +147,12 @@ def calibrate_populated(
                 PointTiming(r["repetitions"], r["samples"], r["checksum"]) for r in passes
             )
             rows = measurement_rows(
-                run.id, point, bench.points(point.shape), first, f"ppn{ranks}:bind-core", kernels
+                run.id,
+                point,
+                bench.kernel_points(point.shape),
+                first,
+                f"ppn{ranks}:bind-core",
+                kernels,
             )
             for row in rows:
                 row.context = populated_context(ranks)

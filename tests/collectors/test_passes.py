@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from benchdb.collectors.plan import Point, SweepPlan
-from benchdb.collectors.record import add_pass, measurement_rows
-from benchdb.collectors.timing import PointTiming
+from benchdb.collectors.record import add_pass, failed_rows, measurement_rows
+from benchdb.collectors.timing import PointTiming, time_point
 from benchdb.kernels import get_benchmark
 
 TRIAD = get_benchmark("stream.triad")
@@ -29,7 +30,7 @@ def test_a_later_pass_pools_samples_and_recomputes_the_statistics() -> None:
     quiet = [1.0e-3, 1.01e-3, 0.99e-3, 1.0e-3, 1.02e-3]
     busy = [1.3e-3, 1.31e-3, 1.29e-3, 1.3e-3, 1.32e-3]  # a spell of another tenant's load
     first = PointTiming(10, {info.name: busy}, 3.0)
-    [row] = measurement_rows(1, POINTS[0], 100, first, "x", kernels)
+    [row] = measurement_rows(1, POINTS[0], {info.name: 100}, first, "x", kernels)
     assert row.passes == 1 and row.t_median == 1.3e-3
     for _ in range(2):
         add_pass(row, PointTiming(12, {info.name: quiet}, 3.0), kernels)
@@ -44,6 +45,39 @@ def test_a_nonfinite_checksum_in_a_later_pass_invalidates_the_point() -> None:
     info, kernels = TRIAD.kernels[0], KERNELS
     samples = [1e-3] * 5
     first = PointTiming(10, {info.name: samples}, 3.0)
-    [row] = measurement_rows(1, POINTS[0], 100, first, "x", kernels)
+    [row] = measurement_rows(1, POINTS[0], {info.name: 100}, first, "x", kernels)
     add_pass(row, PointTiming(10, {info.name: samples}, float("nan")), kernels)
     assert not row.valid and "nonfinite_checksum" in row.flags
+
+
+def test_a_checksum_that_changes_between_passes_invalidates_the_point() -> None:
+    info, kernels = TRIAD.kernels[0], KERNELS
+    samples = [1e-3] * 5
+    [row] = measurement_rows(
+        1, POINTS[0], {info.name: 100}, PointTiming(10, {info.name: samples}, 3.0), "x", kernels
+    )
+    add_pass(row, PointTiming(10, {info.name: samples}, 3.0), kernels)
+    assert row.valid
+    add_pass(row, PointTiming(10, {info.name: samples}, 3.5), kernels)
+    assert not row.valid and row.passes == 3
+    assert "checksum_mismatch: pass 3 gave 3.5, pass 1 3.0" in row.flags
+    add_pass(row, PointTiming(10, {info.name: samples * 2}, 3.0), kernels)  # the reason stays
+    assert not row.valid and row.t_cv == 0 and "noisy" not in row.flags
+
+
+def test_a_failed_pass_is_recorded_and_the_point_stays_invalid() -> None:
+    info, kernels = TRIAD.kernels[0], KERNELS
+    [row] = failed_rows(1, POINTS[0], {info.name: 100}, "exit status 139: segfault", "x", kernels)
+    assert not row.valid and row.samples == [] and row.passes == 1
+    assert row.flags == ["failed: pass 1: exit status 139: segfault"]
+    add_pass(row, PointTiming(10, {info.name: [1e-3] * 5}, 3.0), kernels)
+    assert not row.valid and row.passes == 2 and row.t_median == 1e-3
+
+
+@pytest.mark.parametrize("name", ["shallow", "stencil2d5"])
+def test_the_checksum_does_not_depend_on_the_calibrated_repetitions(name: str) -> None:
+    bench = get_benchmark(name)
+    short = time_point(bench.prepare((40, 30), "float64", 1), 0.001, 5)
+    long = time_point(bench.prepare((40, 30), "float64", 1), 0.02, 5)
+    assert short.repetitions < long.repetitions
+    assert short.checksum == long.checksum

@@ -112,5 +112,7 @@ class RealRuns:
             for run_id, p in prepared.items():
                 timing = PointTiming(reps[run_id], samples[run_id], float(p.checksum()))
                 s.add_all(
-                    measurement_rows(run_id, point, bench.points(shape), timing, "none", kernels)
+                    measurement_rows(
+                        run_id, point, bench.kernel_points(shape), timing, "none", kernels
+                    )
                 )

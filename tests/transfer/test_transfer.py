@@ -151,3 +151,29 @@ def test_import_cli_errors_exit_2(tmp_path: Path, sqlite_url: str) -> None:
     assert isinstance(result.exception, UserError) and ".parquet" in str(result.exception)
     result = invoke("export", "--out", str(tmp_path / "x.xlsx"), "--db", sqlite_url)
     assert isinstance(result.exception, UserError) and "--format" in str(result.exception)
+
+
+def test_an_export_written_before_kernel_versions_still_imports(
+    source_url: str, sqlite_url: str, tmp_path: Path
+) -> None:
+    """Format version 1 keyed kernels by name and had no versions: they are built-ins,
+    versioned on import as migration 0004 versions the rows of an old database."""
+    new = tmp_path / "new.json"
+    assert invoke("export", "--out", str(new), "--db", source_url).exit_code == 0
+    doc = json.loads(new.read_text())
+    old = {
+        **doc,
+        "version": 1,
+        "kernels": {
+            rec["name"]: {k: v for k, v in rec.items() if k not in ("version", "origin")}
+            for rec in doc["kernels"].values()
+        },
+        "measurements": [
+            {k: v for k, v in m.items() if k != "kernel_version"} for m in doc["measurements"]
+        ],
+    }
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    assert _import(str(path), sqlite_url)["measurements"] == 4
+    src, dst = _frame(source_url), _frame(sqlite_url)
+    assert list(dst["kernel_version"]) == list(src["kernel_version"])

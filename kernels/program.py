@@ -1,0 +1,252 @@
+"""A user's program as a benchmark: built once, run once per sample, its own timings read.
+
+The program times its loops itself, inside its time step (paper 003,
+section V), and prints them in the line protocol of :mod:`.protocol`; each
+call of :meth:`ProgramPrepared.run` is one run of the program with ``{reps}``
+timed repetitions, so a sample never includes the program's start-up,
+allocation or warm-up.  The kernels' ``source_hash`` covers the spec file and
+the binary: rebuilt code or an edited spec is a new version of every kernel.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from .api import KernelError, KernelInfo, PointFailure, Shape, Verification
+from .geometry import Geometry, itemsize
+from .protocol import ProgramOutput, ProtocolError, parse_output
+from .spec import ProgramSpec
+
+CHECK_EXTENT = 16  # the preflight run's extent (or min_extent where that is larger)
+BUILD_TIMEOUT_S = 1800.0
+
+
+def source_hash(spec: ProgramSpec) -> str:
+    """sha256 of the spec file and of the binary, if the spec names one."""
+    digest = hashlib.sha256(spec.text)
+    if spec.binary is not None:
+        try:
+            digest.update(spec.binary.read_bytes())
+        except OSError as exc:
+            raise KernelError(
+                f"cannot read binary {spec.binary} of program {spec.name} ({exc.strerror}); "
+                "build it (the spec's build command) or fix [program] binary"
+            ) from None
+    return digest.hexdigest()
+
+
+def build(spec: ProgramSpec) -> None:
+    """Run the spec's build command in its workdir; KernelError with its last words if it fails."""
+    if spec.build is None:
+        return
+    try:
+        done = subprocess.run(
+            spec.build,
+            shell=True,
+            cwd=spec.workdir,
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired:
+        raise KernelError(
+            f"build command {spec.build!r} of program {spec.name} ran past "
+            f"{BUILD_TIMEOUT_S:g} s; build it by hand, then collect"
+        ) from None
+    if done.returncode != 0:
+        raise KernelError(
+            f"build command {spec.build!r} of program {spec.name} failed with exit status "
+            f"{done.returncode}: {_last_line(done.stderr or done.stdout)}; fix the build"
+        )
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else "(no output)"
+
+
+def _status(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+def run_program(
+    spec: ProgramSpec, shape: Shape, repetitions: int, precision: str, threads: int
+) -> ProgramOutput:
+    """One run of the program; :class:`PointFailure` saying why if it fails.
+
+    The program runs in its own process group, so a timeout stops it and
+    anything it started.
+    """
+    values = {
+        **spec.layout.named(shape),
+        "reps": repetitions,
+        "precision": precision,
+        "threads": threads,
+        "binary": spec.binary or "",
+    }
+    argv = [arg.format(**values) for arg in spec.command]
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=spec.workdir,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise PointFailure(f"cannot start {argv[0]!r}: {exc.strerror}") from None
+    try:
+        out, err = proc.communicate(timeout=spec.timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise PointFailure(f"timed out after {spec.timeout:g} s (the spec's timeout)") from None
+    if proc.returncode != 0:
+        raise PointFailure(f"{_status(proc.returncode)}: {_last_line(err or out)}")
+    try:
+        output = parse_output(out, [loop.name for loop in spec.loops])
+    except ProtocolError as exc:
+        raise PointFailure(f"output breaks the protocol: {exc}") from None
+    if output.check_failed is not None:
+        raise PointFailure(f"self-check failed: {output.check_failed}")
+    return output
+
+
+@dataclass
+class ProgramPrepared:
+    """One shape of a program, after its first run (one repetition, for the checksum)."""
+
+    bench: ProgramBenchmark
+    shape: Shape
+    precision: str
+    threads: int
+    footprint_bytes: int
+    first: ProgramOutput = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.first = self._run(1)
+
+    def _run(self, repetitions: int) -> ProgramOutput:
+        return run_program(self.bench.spec, self.shape, repetitions, self.precision, self.threads)
+
+    def run(self, repetitions: int) -> dict[str, float]:
+        """One run with ``repetitions`` timed repetitions; seconds per kernel over them.
+
+        Its checksum must equal the first run's: the program's result after its
+        warm-up may not depend on the repetition count or on the run.
+        """
+        output = self._run(repetitions)
+        if output.checksum != self.first.checksum:
+            raise PointFailure(
+                f"checksum {output.checksum!r} differs from the first run's "
+                f"{self.first.checksum!r} at the same shape: the result is not reproducible, "
+                "or the checksum depends on the repetition count"
+            )
+        return {f"{self.bench.name}.{loop}": t for loop, t in output.times.items()}
+
+    def checksum(self) -> float | None:
+        return self.first.checksum
+
+    def reported_seconds(self, times: Mapping[str, float]) -> float:
+        """All the loop times the run reported, added (an enclosing loop, such as a
+        whole step, counts again, as the wall clock of a built-in's timed steps does)."""
+        return sum(times.values())
+
+
+@dataclass(frozen=True)
+class ProgramBenchmark:
+    """A :class:`~.api.Benchmark` backed by a user's program (``benchdb collect --program``)."""
+
+    spec: ProgramSpec
+    source_hash: str
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @cached_property
+    def kernels(self) -> tuple[KernelInfo, ...]:
+        return tuple(
+            KernelInfo(
+                name=f"{self.name}.{loop.name}",
+                family=self.name,
+                ndim=self.ndim,
+                flops_per_point=loop.flops,
+                loads_per_point=loop.loads,
+                stores_per_point=loop.stores,
+                arrays=self.spec.layout.arrays or 0,
+                description=loop.description or f"loop {loop.name} of program {self.name}",
+                extra={"program": str(self.spec.path), "dtypes": list(self.spec.precisions)},
+                origin="program",
+                source_hash=self.source_hash,
+                layout=loop.layout,
+            )
+            for loop in self.spec.loops
+        )
+
+    @cached_property
+    def geometry(self) -> Geometry:
+        return self.spec.layout.geometry()
+
+    @property
+    def ndim(self) -> int:
+        return self.spec.layout.ndim
+
+    @property
+    def precisions(self) -> tuple[str, ...]:
+        return self.spec.precisions
+
+    @property
+    def max_threads(self) -> int | None:
+        return None if self.spec.threaded else 1
+
+    @property
+    def check_shape(self) -> Shape:
+        return (max(CHECK_EXTENT, self.spec.layout.min_extent),) * self.ndim
+
+    def footprint_bytes(self, shape: Shape, precision: str) -> int:
+        return self.geometry.footprint_bytes(shape, precision)
+
+    def kernel_points(self, shape: Shape) -> dict[str, int]:
+        shape = self.geometry.validate(shape)
+        return {
+            k.name: int(loop.layout.points(shape))
+            for k, loop in zip(self.kernels, self.spec.loops, strict=True)
+        }
+
+    def prepare(self, shape: Shape, precision: str, threads: int) -> ProgramPrepared:
+        """Run the program once on ``shape`` with one repetition (raises PointFailure)."""
+        shape = self.geometry.validate(shape)
+        itemsize(precision)
+        return ProgramPrepared(
+            self, shape, precision, threads, self.footprint_bytes(shape, precision)
+        )
+
+    def verify(self, precision: str, threads: int) -> Verification:
+        """Run the program once at :attr:`check_shape`; KernelError naming the failure."""
+        shape = self.check_shape
+        for loop in self.spec.loops:
+            loop.layout.check(shape, itemsize(precision))
+        try:
+            prepared = self.prepare(shape, precision, threads)
+        except PointFailure as exc:
+            raise KernelError(
+                f"program {self.name} failed its first run at {'x'.join(map(str, shape))}: "
+                f"{exc.reason}; fix the program or its spec (docs/programs.md)"
+            ) from None
+        check = "its own check passed" if prepared.first.checked else "it reports no check"
+        return Verification(self.name, shape, precision, threads, f"ran; {check}")

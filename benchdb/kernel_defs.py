@@ -51,17 +51,11 @@ def builtin_definition(name: str) -> KernelDefinition | None:
     return None if info is None else KernelDefinition(info, _BUILTIN_GEOMETRY[name])
 
 
-def _from_row(row: Kernel) -> KernelDefinition:
-    """A user kernel's definition from its row; UserError if the row cannot give one."""
+def _info_of(row: Kernel, layout: Layout | None = None) -> KernelInfo:
+    """The metadata a ``kernel`` row stores (of its own version, which may be older than the
+    code's for a built-in)."""
     info = dict(row.info or {})
-    try:
-        layout = Layout.from_json(info["layout"])
-    except (KeyError, TypeError, KernelError) as exc:
-        raise UserError(
-            f"kernel {row.name} (version {row.version[:12]}) has no usable layout in the "
-            f"database ({exc}); collect it again with this benchdb"
-        ) from None
-    kernel = KernelInfo(
+    return KernelInfo(
         name=row.name,
         family=row.family,
         ndim=row.ndim,
@@ -77,7 +71,18 @@ def _from_row(row: Kernel) -> KernelDefinition:
         source_hash=info.get("source_hash"),
         layout=layout,
     )
-    return KernelDefinition(kernel, layout.geometry(), row.version)
+
+
+def _from_row(row: Kernel) -> KernelDefinition:
+    """A user kernel's definition from its row; UserError if the row cannot give one."""
+    try:
+        layout = Layout.from_json((row.info or {})["layout"])
+    except (KeyError, TypeError, KernelError) as exc:
+        raise UserError(
+            f"kernel {row.name} (version {row.version[:12]}) has no usable layout in the "
+            f"database ({exc}); collect it again with this benchdb"
+        ) from None
+    return KernelDefinition(_info_of(row, layout), layout.geometry(), row.version)
 
 
 def stored_user_kernels(db: Database) -> list[str]:
@@ -171,7 +176,7 @@ def kernel_summaries(
         rows: Sequence[Kernel] = s.scalars(select(Kernel).order_by(Kernel.name, Kernel.id)).all()
         stored = [
             _summary(
-                _from_row(k).info if k.origin != "builtin" else _row_info(k),
+                _info_of(k),
                 k.version,
                 (counts.get((k.id, True), 0), counts.get((k.id, False), 0)),
             )
@@ -184,18 +189,3 @@ def kernel_summaries(
         if (info.name, v := kernel_version(info)) not in known
     ]
     return sorted([*stored, *fresh], key=lambda k: k.name)  # stable: stored versions first
-
-
-def _row_info(row: Kernel) -> KernelInfo:
-    """A built-in kernel's metadata as stored (an old version may differ from the code's)."""
-    return KernelInfo(
-        name=row.name,
-        family=row.family,
-        ndim=row.ndim,
-        flops_per_point=row.flops_per_point,
-        loads_per_point=row.loads_per_point,
-        stores_per_point=row.stores_per_point,
-        arrays=row.arrays,
-        description=row.description,
-        footprint_version=row.footprint_version,
-    )

@@ -268,7 +268,7 @@ def _keyed(bundle: Bundle, version: int) -> Bundle:
     """``bundle`` as version 2 has it: an export of version 1 keys its kernels by name,
     and its measurements name no kernel version."""
     if version == 1:
-        by_name = {name: rec for name, rec in bundle.kernels.items()}
+        by_name = dict(bundle.kernels)
         bundle.kernels = {kernel_key(rec): rec for rec in by_name.values()}
         for m in bundle.measurements:
             m["kernel_version"] = by_name[m["kernel"]]["version"]

@@ -157,7 +157,9 @@ class PluginBenchmark:
     def precisions(self) -> tuple[str, ...]:
         return self.declared.precisions
 
-    max_threads = None
+    @property
+    def max_threads(self) -> int | None:
+        return None  # compiled serially and with prange, as the built-ins: any thread count
 
     @property
     def check_shape(self) -> Shape:

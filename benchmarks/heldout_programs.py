@@ -1,0 +1,163 @@
+"""How well does benchdb predict a user's program at sizes it never measured, against the floor?
+
+The same model twice: the shallow-water model in Fortran 90
+(``examples/shallow_fortran``, a ``--program``) and benchdb's built-in numba
+``shallow``.  For each:
+
+1. the default sweep (cache-derived sizes, 3 passes) into ``sweep.sqlite``;
+2. held-out shapes measured twice, into ``heldout_a.sqlite`` and then
+   ``heldout_b.sqlite`` (the two codes alternating, so a slow spell of the
+   host does not fall on one code only);
+3. every held-out shape predicted from the sweep alone (``benchdb predict``'s
+   Python API, each method given), for the ten update loops of Table I.
+
+It prints, per code and method, the median, 90th percentile and maximum of
+|predicted / measured - 1| over shapes x loops, and beside it the *floor*: the
+same points measured twice, |b / a - 1|.
+
+The held-out shapes are fixed by a rule, from this machine's caches, before
+anything is measured: ``--shapes`` footprints at the geometric midpoints of
+as many equal intervals (in log footprint) from half of L1 to 8x the
+last-level cache, with aspects (rows along the contiguous M axis over N)
+cycling through 3, 1/2, 5/3, 2/5, 2 and 1/3, and odd extents; a shape the
+sweep measures itself is moved to the next odd M.
+
+    python benchmarks/heldout_programs.py [--workdir DIR] [--shapes 12] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from benchdb.collectors.plan import build_plan
+from benchdb.kernels.catalog import SHALLOW_ARRAYS, SHALLOW_LOOPS
+from benchdb.kernels.geometry import SHALLOW
+from benchdb.kernels.sources import load_catalog
+
+from benchdb.db.engine import open_database
+from benchdb.machine import detect_machine
+from benchdb.predict.api import predict
+from benchdb.query import measurements_frame, shape_key
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = ROOT / "examples" / "shallow_fortran" / "benchdb.toml"
+ASPECTS = (3.0, 1 / 2, 5 / 3, 2 / 5, 2.0, 1 / 3)
+CODES = {
+    "fortran": ("--program", str(SPEC), "shallowf90"),
+    "numba": ("--kernels", "shallow", "shallow"),
+}
+
+
+def _odd(x: float) -> int:
+    n = max(3, round(x))
+    return n if n % 2 else n + 1
+
+
+def heldout_shapes(count: int) -> list[tuple[int, int]]:
+    """The held-out shapes (see the module docstring); none of them in the default sweep."""
+    machine = detect_machine()
+    l1 = machine.data_caches()[0].size_bytes
+    llc = machine.last_level_cache().size_bytes
+    swept = {p.shape for p in build_plan(machine, kernels=["shallow"]).points}
+    lo, hi = math.log(l1 / 2), math.log(8 * llc)
+    shapes = []
+    for i in range(count):
+        footprint = math.exp(lo + (hi - lo) * (i + 0.5) / count)
+        aspect = ASPECTS[i % len(ASPECTS)]
+        cells = footprint / (SHALLOW_ARRAYS * 8)  # (M+1)(N+1): paper 003 eq. 9, float64
+        m = _odd(math.sqrt(cells * aspect) - 1)
+        n = _odd(math.sqrt(cells / aspect) - 1)
+        while (m, n) in swept or (m, n) in shapes:
+            m += 2
+        shapes.append((m, n))
+    return shapes
+
+
+def benchdb(*args: str) -> None:
+    t0 = time.monotonic()
+    subprocess.run([sys.executable, "-m", "benchdb", *args], check=True)
+    print(f"  {' '.join(args[:3])} ... done in {time.monotonic() - t0:.0f} s", flush=True)
+
+
+def measured(url: str, kernel: str, shapes: list[tuple[int, int]]) -> np.ndarray:
+    db = open_database(url)
+    try:
+        frame = measurements_frame(db, kernels=[kernel], valid_only=True)
+    finally:
+        db.close()
+    by_shape = dict(zip(frame["shape_key"], frame["t_median"], strict=True))
+    return np.array([by_shape.get(shape_key(s), np.nan) for s in shapes])
+
+
+def summary(errors: np.ndarray) -> str:
+    e = np.abs(errors[np.isfinite(errors)])
+    if not e.size:
+        return "no points"
+    return (
+        f"n={e.size:3d}  median {100 * np.median(e):5.1f} %  "
+        f"p90 {100 * np.percentile(e, 90):5.1f} %  max {100 * e.max():5.1f} %"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workdir", type=Path, help="where the databases go (default: a temp dir)")
+    parser.add_argument("--shapes", type=int, default=12, help="held-out shapes (at least 10)")
+    parser.add_argument("--quick", action="store_true", help="quick sweeps (a first look only)")
+    parser.add_argument("--methods", default="pchip,linear", help="prediction methods")
+    parser.add_argument("--skip-collect", action="store_true", help="reuse the workdir's databases")
+    parser.add_argument("--detail", action="store_true", help="also the errors per shape")
+    args = parser.parse_args()
+    work = (args.workdir or Path(tempfile.mkdtemp(prefix="heldout-"))).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    urls = {
+        name: f"sqlite:///{work / f'{name}.sqlite'}" for name in ("sweep", "heldout_a", "heldout_b")
+    }
+    shapes = heldout_shapes(args.shapes)
+    sizes = ",".join(shape_key(s) for s in shapes)
+    fp = [SHALLOW.footprint_bytes(s, "float64") for s in shapes]
+    print(f"workdir {work}")
+    print(f"held-out shapes ({len(shapes)}): {sizes}")
+    print(f"their footprints: {', '.join(f'{f / 2**20:.3g} MiB' for f in fp)}")
+    load_catalog([SPEC], installed=False)  # builds the program before anything is timed
+    sweep = ["--quick"] if args.quick else []
+    if not args.skip_collect:
+        for option, target, _ in CODES.values():
+            benchdb("collect", option, target, *sweep, "--quiet", "--db", urls["sweep"])
+        for copy in ("heldout_a", "heldout_b"):
+            for option, target, _ in CODES.values():
+                benchdb("collect", option, target, "--sizes", sizes, "--quiet", "--db", urls[copy])
+    db = open_database(urls["sweep"])
+    print()
+    for code, (_, _, prefix) in CODES.items():
+        floor, errors = [], {m: [] for m in args.methods.split(",")}
+        for loop in SHALLOW_LOOPS:
+            kernel = f"{prefix}.{loop}"
+            a = measured(urls["heldout_a"], kernel, shapes)
+            b = measured(urls["heldout_b"], kernel, shapes)
+            floor.append(b / a - 1)
+            for method in errors:
+                predicted = predict(db, kernel, shapes, method=method)["time_s"].to_numpy()
+                errors[method].append(predicted / a - 1)
+        for method, errs in errors.items():
+            print(f"{code:8s} {method:7s} prediction  {summary(np.concatenate(errs))}")
+        print(f"{code:8s} floor   measured twice {summary(np.concatenate(floor))}")
+        if args.detail:
+            first = next(iter(errors))
+            print(f"  per shape, median over the loops: |{first} error|, |floor|")
+            err, flo = np.abs(np.array(errors[first])), np.abs(np.array(floor))
+            for i, shape in enumerate(shapes):
+                e, f = 100 * np.nanmedian(err[:, i]), 100 * np.nanmedian(flo[:, i])
+                print(f"  {shape_key(shape):>10s} {fp[i] / 2**20:8.3g} MiB  {e:5.1f} %  {f:5.1f} %")
+    db.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -214,3 +214,20 @@ def test_settings_the_program_cannot_run_are_refused(tmp_path: Path) -> None:
                    f"sqlite:///{target}")  # fmt: skip
     assert_user_error(proc, "runs float64, not float32")
     assert not target.exists()
+
+
+def test_validate_plot_history_and_report_take_a_program_kernel(
+    tmp_path: Path, sqlite_url: str
+) -> None:
+    collect(sqlite_url, toy_spec(tmp_path), "--passes", "1")
+    for args in (
+        ("validate", "--kernel", "toy.triad", "--method", "linear", "--json"),
+        ("plot", "curve", "--kernel", "toy.triad", "--method", "linear",
+         "--out", str(tmp_path / "curve.png")),
+        ("history", "--kernel", "toy.scale", "--json"),
+        ("report", "--out", str(tmp_path / "report")),
+    ):  # fmt: skip
+        result = invoke(*args, "--db", sqlite_url)
+        assert result.exit_code == 0, (args, result.output)
+    assert (tmp_path / "curve.png").stat().st_size > 0
+    assert "toy.triad" in (tmp_path / "report" / "index.html").read_text()

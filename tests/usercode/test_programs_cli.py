@@ -7,6 +7,8 @@ protocol), run with a few small sizes and short samples; no timing is asserted.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -79,6 +81,15 @@ def test_a_program_is_swept_stored_listed_and_predicted(tmp_path: Path, sqlite_u
     first, beyond = answer["predictions"]
     assert first["footprint_bytes"] == 3 * 50000 * 8 and not first["extrapolated"]
     assert beyond["extrapolated"] and first["time_s"] > 0
+
+    code = (  # the layout stored with the kernel defines it: nothing of the program is run
+        "import sys\nfrom benchdb.predict.api import predict_columns\n"
+        "from benchdb.db.engine import open_database\n"
+        f"predict_columns(open_database({sqlite_url!r}), 'toy.triad', [(50000,)], "
+        "method='linear')\nprint('numba' in sys.modules, 'benchdb.kernels.spec' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.split() == ["False", "False"], done.stderr
 
 
 def test_a_point_that_fails_is_stored_invalid_with_its_reason(
@@ -198,10 +209,7 @@ def test_a_missing_command_leaves_an_existing_database_as_it_was(
     collect(sqlite_url, toy_spec(tmp_path), "--passes", "1")
     before = rows(sqlite_url)
     spec = tmp_path / "spec.toml"
-    spec.write_text(spec.read_text().replace(str(Path(__file__).with_name("toy.py")), "x"))
-    spec.write_text(
-        spec.read_text().replace(f'"{__import__("sys").executable}"', '"/no/such/prog"')
-    )
+    spec.write_text(spec.read_text().replace(f'"{sys.executable}"', '"/no/such/prog"'))
     proc = benchdb("collect", "--program", str(spec), "--sizes", "2000", "--db", sqlite_url)
     assert_user_error(proc, "cannot start '/no/such/prog'")
     assert rows(sqlite_url) == before

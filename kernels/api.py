@@ -28,8 +28,6 @@ Shape = tuple[int, ...]
 
 DTYPE_BYTES: Mapping[str, int] = {"float64": 8, "float32": 4}
 
-ORIGINS = ("builtin", "plugin", "program")
-
 
 class KernelError(ValueError):
     """A user's spec, program or plugin cannot be used; the message names the fix.
@@ -74,7 +72,7 @@ class KernelInfo:
     footprint_version: int = 1
     write_allocate: bool = True
     extra: Mapping[str, object] = field(default_factory=dict)
-    origin: str = "builtin"
+    origin: str = "builtin"  # builtin, plugin or program
     source_hash: str | None = None  # sha256 of the user's code: spec and binary, plugin source
     layout: Layout | None = None  # how a user kernel's shape maps to points and bytes
 

@@ -150,9 +150,10 @@ def add_pass(
     """
     name, info = _kernel(row, kernels)
     reason = _checksum_reason(row.checksum, timing.checksum, row.passes)
-    if row.passes == 0 and reason is None:
-        row.checksum = timing.checksum
+    if not row.samples:  # the first pass that ran
         row.repetitions = timing.repetitions
+        if reason is None:
+            row.checksum = timing.checksum
     if reason is not None and reason not in (row.flags or []):
         row.flags = [*(row.flags or []), reason]
     _summarise_into(row, [*row.samples, *timing.samples[name]], info)

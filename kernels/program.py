@@ -10,6 +10,7 @@ the binary: rebuilt code or an edited spec is a new version of every kernel.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import signal
@@ -112,7 +113,8 @@ def run_program(
     try:
         out, err = proc.communicate(timeout=spec.timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):  # it may have ended just now
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
         raise PointFailure(f"timed out after {spec.timeout:g} s (the spec's timeout)") from None
     if proc.returncode != 0:

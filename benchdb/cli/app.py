@@ -129,15 +129,39 @@ def _root(
         os.environ["BENCHDB_URL"] = db
 
 
+# click's UsageError, found through typer's public BadParameter: typer 0.12 depends on click,
+# later versions vendor it, so the class lives in a different module in each.
+_USAGE_ERROR: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError"
+)
+
+
+def _usage_line(exc: Exception) -> str:
+    """A usage error as one line: what is wrong, then where the command's help is."""
+    ctx = getattr(exc, "ctx", None)
+    where = f"`{ctx.command_path} --help`" if ctx is not None else "`benchdb --help`"
+    message = " ".join(exc.format_message().split())  # type: ignore[attr-defined]
+    return f"{message.rstrip('.')}; see {where}"
+
+
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point: exit status 2 and one line for any bad input."""
     try:
-        app()
-    except UserError as exc:
-        err_console.print(
-            f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
-        )
+        code = app(standalone_mode=False)
+    except _USAGE_ERROR as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: its help, as asked
+            typer.echo(exc.format_message())  # type: ignore[attr-defined]
+        else:
+            _error(_usage_line(exc))
         sys.exit(2)
-    except KeyboardInterrupt:
+    except UserError as exc:
+        _error(str(exc))
+        sys.exit(2)
+    except (KeyboardInterrupt, typer.Abort):
         err_console.print("interrupted")
         sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _error(message: str) -> None:
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)

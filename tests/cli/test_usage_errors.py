@@ -1,0 +1,47 @@
+"""Usage errors the command-line framework finds (a bad type, a missing option, an unknown
+command or option): one line naming the fix, exit status 2, for every command."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.clihelpers import assert_user_error, benchdb
+
+BAD = [
+    (["predict", "-k", "shallow.cu", "-s", "10x10", "--iterations", "abc"],
+     "Invalid value for '--iterations'", "benchdb predict --help"),
+    (["predict", "-s", "10x10"], "Missing option '--kernel'", "benchdb predict --help"),
+    (["bogus"], "No such command 'bogus'", "benchdb --help"),
+    (["collect", "--nope"], "No such option: --nope", "benchdb collect --help"),
+    (["collect", "--samples", "many"], "Invalid value for '--samples'", "benchdb collect --help"),
+    (["compare"], "Missing argument 'baseline'", "benchdb compare --help"),
+    (["history"], "Missing option '--kernel'", "benchdb history --help"),
+    (["app", "predict", "--steps", "abc"], "Invalid value for '--steps'", "benchdb app predict"),
+    (["comm", "predict", "--ranks", "x"], "Invalid value for '--ranks'", "benchdb comm predict"),
+    (["measurements", "show", "--threads", "two"], "Invalid value for '--threads'",
+     "benchdb measurements show --help"),
+    (["runs", "list", "--limit", "0"], "greater than or equal to 1", "benchdb runs list --help"),
+    (["export"], "Missing option '--out'", "benchdb export --help"),
+    (["kernels", "--bogus"], "No such option: --bogus", "benchdb kernels --help"),
+    (["db", "bogus"], "No such command 'bogus'", "benchdb db --help"),
+    (["machine", "show", "extra"], "unexpected extra argument", "benchdb machine show --help"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "needle", "help_hint"), BAD, ids=lambda v: str(v)[:40])
+def test_usage_errors_are_one_line_naming_the_help(args, needle, help_hint, tmp_path) -> None:
+    target = tmp_path / "never.sqlite"
+    proc = benchdb(*args, env={"BENCHDB_URL": f"sqlite:///{target}"})
+    assert_user_error(proc, needle)
+    assert help_hint in proc.stderr and "Usage:" not in proc.stderr
+    assert not target.exists()
+
+
+def test_a_bare_group_still_shows_its_help() -> None:
+    proc = benchdb("runs")
+    assert proc.returncode == 2 and "benchdb runs [OPTIONS] COMMAND" in proc.stdout
+
+
+def test_help_and_success_exit_zero() -> None:
+    assert benchdb("predict", "--help").returncode == 0
+    assert benchdb("machine", "show").returncode == 0

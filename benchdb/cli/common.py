@@ -46,18 +46,36 @@ def open_db(url: str | None) -> Database:
 
 
 def _jsonable(value: Any) -> Any:
+    """What ``json.dumps`` cannot write itself: timestamps, numpy scalars, anything else as text."""
     if isinstance(value, datetime):
         return value.isoformat()
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        return None
     if hasattr(value, "item"):
-        return value.item()
+        return _finite(value.item())
     return str(value)
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite float, at any depth, as None (JSON null).
+
+    ``json.dumps`` writes floats itself, never through ``default``, so they are
+    replaced before it sees them.
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    if getattr(value, "ndim", None) == 0:  # a numpy scalar
+        return _finite(value.item())
+    if getattr(value, "ndim", None):  # a numpy array
+        return _finite(value.tolist())
+    return value
+
+
 def print_json(data: Any) -> None:
-    """Machine-readable output: one JSON document on stdout."""
-    typer.echo(json.dumps(data, default=_jsonable, indent=2, allow_nan=False))
+    """Machine-readable output: one JSON document on stdout (NaN and infinity as null)."""
+    typer.echo(json.dumps(_finite(data), default=_jsonable, indent=2, allow_nan=False))
 
 
 def print_table(

@@ -32,20 +32,29 @@ def _version(dist: str) -> str:
         return "absent"
 
 
-def git_commit(path: Path | None = None) -> str | None:
-    """The checkout's commit (with ``-dirty``) when benchdb runs from git, else None."""
-    where = path or Path(__file__).resolve().parent.parent
+def _git(where: Path, *args: str) -> str | None:
     try:
         out = subprocess.run(
-            ["git", "-C", str(where), "describe", "--always", "--dirty", "--abbrev=12"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
+            ["git", "-C", str(where), *args], capture_output=True, text=True, timeout=5, check=True
         )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None
+
+
+def git_commit(path: Path | None = None) -> str | None:
+    """benchdb's own commit (with ``-dirty``) when it runs from its checkout, else None.
+
+    Only a work tree whose top is the folder holding the ``benchdb`` package
+    counts: an installed benchdb lives in ``site-packages``, which may lie
+    inside the user's own repository, whose commits are not benchdb's (each of
+    them would make a new environment and stop runs from resuming).
+    """
+    where = (path or Path(__file__).resolve().parent.parent).resolve()
+    top = _git(where, "rev-parse", "--show-toplevel")
+    if top is None or Path(top).resolve() != where:
+        return None
+    return _git(where, "describe", "--always", "--dirty", "--abbrev=12")
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchdb.environment import detect_environment
+from benchdb.environment import detect_environment, git_commit
 from benchdb.hashing import canonical_json, content_hash
 from benchdb.machine import detect_machine, parse_cpu_list, parse_size, read_caches_sysfs
 
@@ -95,3 +95,18 @@ def test_canonical_json_is_order_independent() -> None:
     assert canonical_json({"b": 1, "a": [1.0, 2]}) == canonical_json({"a": [1.0, 2], "b": 1})
     assert content_hash({"x": 0.1}) == content_hash({"x": 0.1})
     assert json.loads(canonical_json({"x": float("nan")})) == {"x": "nan"}
+
+
+def test_the_commit_is_benchdbs_own_never_an_enclosing_projects(tmp_path) -> None:
+    """Installed into a virtualenv inside the user's repository, benchdb's package folder is
+    in that repository: its commit is not benchdb's and must not enter the environment."""
+    project = tmp_path / "project"
+    site = project / ".venv" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    git = ["git", "-C", str(project), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (project / "model.f90").write_text("end\n")
+    subprocess.run([*git, "add", "model.f90"], check=True)
+    subprocess.run([*git, "commit", "-qm", "user's code"], check=True)
+    assert git_commit(site) is None
+    assert git_commit(project) is not None  # benchdb run from its own checkout: recorded

@@ -20,6 +20,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
 from benchdb.db.engine import Database, open_database
+from tests.needs import missing
 
 PG_DEFAULT = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 
@@ -47,9 +48,7 @@ def _require_postgres() -> None:
     if _PG_REASON is False:
         _PG_REASON = _postgres_unavailable_reason()
     if _PG_REASON:
-        if os.environ.get("BENCHDB_REQUIRE_POSTGRES") == "1":
-            pytest.fail(f"BENCHDB_REQUIRE_POSTGRES=1 but {_PG_REASON}")
-        pytest.skip(str(_PG_REASON))
+        missing(str(_PG_REASON), "BENCHDB_REQUIRE_POSTGRES")
 
 
 @pytest.fixture

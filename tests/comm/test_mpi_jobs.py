@@ -21,6 +21,7 @@ from benchdb.comm.validate import halo_validation
 from benchdb.db.models import CommMeasurement, Model, Run
 from benchdb.errors import UserError
 from tests.comm.test_comm_cli import counts
+from tests.needs import missing
 
 pytestmark = pytest.mark.mpi
 
@@ -32,7 +33,7 @@ def mpiexec() -> str:
     try:
         return launcher.find_mpiexec()
     except UserError as exc:
-        pytest.skip(f"no mpiexec: {exc}")
+        missing(f"no mpiexec: {exc}", "BENCHDB_REQUIRE_MPI")
 
 
 def _run(mpiexec: str, url: str, *args: str) -> launcher.JobResult:

@@ -41,8 +41,9 @@ class MaxRateRegime:
     """One regime's max-rate parameters; ``form`` is ``maxrate``, ``short`` or ``postal``.
 
     ``postal`` means the fit fell back to the postal regime (``reason`` says
-    why); then the time is ``α + k·n·β`` with the postal β, i.e. k messages
-    through one channel.
+    why); then the time is the postal model's, ``α + n·β`` (paper 002 eq. 1),
+    whatever k: without a max-rate fit nothing is known about how k concurrent
+    senders share the node's channel, and DESIGN.md falls back to postal.
     """
 
     name: str
@@ -56,15 +57,16 @@ class MaxRateRegime:
     reason: str = ""
 
     def time(self, nbytes: float, k: float) -> float:
-        if self.form == "maxrate":
-            return float(maxrate_time(nbytes, k, self.alpha, self.r_cb, self.r_ci))
-        return float(short_time(nbytes, k, self.alpha, self.beta))
+        return self.alpha + nbytes * self.per_byte(k)
 
     def per_byte(self, k: float) -> float:
-        """Seconds per byte of one message when k processes share the node's channel."""
+        """Seconds per byte of one message when k processes share the node's channel:
+        eq. 2's ``k / (R_Cb + (k - 1) R_Ci)``, eq. 3's ``k β``, or the postal ``β``."""
         if self.form == "maxrate":
             return k / (self.r_cb + (k - 1) * self.r_ci)
-        return k * self.beta
+        if self.form == "short":
+            return k * self.beta
+        return self.beta
 
     def to_dict(self) -> dict[str, Any]:
         optional = ("beta", "r_cb", "r_ci")

@@ -78,3 +78,15 @@ def test_maxrate_short_form_and_postal_fallback() -> None:
     one_k = fit_regime(postal, n[:4], k[:4], 1.51e-6 + n[:4] * 6.32e-10, short=True)
     assert one_k.form == "postal" and "one value of k" in one_k.reason
     assert one_k.alpha == postal.alpha and one_k.beta == postal.beta
+    assert short.time(1024, 4) == pytest.approx(1.51e-6 + 4 * 1024 * 6.32e-10, rel=1e-3)  # eq. 3
+
+
+@pytest.mark.parametrize("k", [1, 2, 6])
+def test_the_fallback_is_the_postal_model_whatever_k(k: int) -> None:
+    """Paper 002 eq. 1, ``T = α + n·β``: with no max-rate fit, k concurrent senders are not
+    charged k times the bandwidth term (that would be eq. 3 with the postal β)."""
+    postal = load_machine_file("summit").postal["inter-node"].regimes[1]
+    fallen = fit_regime(postal, np.array([4096.0]), np.array([1.0]), np.array([3e-6]), short=False)
+    assert fallen.form == "postal"
+    assert fallen.time(65536, k) == pytest.approx(postal.alpha + 65536 * postal.beta)
+    assert fallen.per_byte(k) == postal.beta

@@ -13,7 +13,9 @@ Every field is staggered so that it has exactly one halo row and one halo
 column (:data:`benchdb.kernels.shallow_model.STAGGER`), so an exchange is a
 one-directional shift per axis: X phase first (rows of ``nl + 1`` elements),
 then Y phase (columns of ``ml + 1`` elements, halo row included so that the
-corner arrives), as POP's two sequential phases (paper 001 eq. 8).
+corner arrives), as POP's two sequential phases (paper 001 eq. 8); the halo
+model sizes those messages with :func:`benchdb.comm.halo.halo_message_bytes`
+(``shift=True``).
 """
 
 from __future__ import annotations
@@ -27,14 +29,3 @@ BOUNDARY_KERNEL = "shallow.boundary"
 # Everything the compute side of one step runs, each once per step (N_itr = steps).
 STEP_KERNELS: tuple[str, ...] = (*LOOP_KERNELS, COPY_KERNEL)
 EXCHANGED_FIELDS: tuple[str, ...] = ("cu", "cv", "z", "h", "unew", "vnew", "pnew")
-AXES = ("x", "y")
-
-
-def message_elements(local_shape: tuple[int, int], axis: str) -> int:
-    """Elements one halo message carries along ``axis`` (one field, halo width 1).
-
-    The X phase sends a row of the (ml+1) x (nl+1) local array, the Y phase a
-    column; both include the halo element at the row's (column's) end.
-    """
-    ml, nl = local_shape
-    return HALO_WIDTH * ((nl + 1) if axis == "x" else (ml + 1))

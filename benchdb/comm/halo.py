@@ -35,13 +35,21 @@ from .params import CommParams
 
 
 def halo_message_bytes(
-    local: tuple[int, int], halo: int, fields: int, word_bytes: int
+    local: tuple[int, int], halo: int, fields: int, word_bytes: int, *, shift: bool = False
 ) -> dict[str, int]:
-    """Bytes of one message in each phase (X: the Y edge; Y: the X edge plus corners)."""
+    """Bytes of one message in each phase.
+
+    A halo on both sides (POP): X sends the block's Y edge, ``ny·h``; Y runs
+    after X and so carries the corners, ``(nx + 2h)·h``.  A one-sided halo
+    (``shift``, the shallow-water model's arrays of ``extent + h`` along each
+    axis): each phase sends whole rows or columns of those arrays, halo
+    included, ``(ny + h)·h`` and ``(nx + h)·h``.
+    """
     nx, ny = local
+    pad = halo if shift else 0
     return {
-        "x": ny * halo * fields * word_bytes,
-        "y": (nx + 2 * halo) * halo * fields * word_bytes,
+        "x": (ny + pad) * halo * fields * word_bytes,
+        "y": (nx + (halo if shift else 2 * halo)) * halo * fields * word_bytes,
     }
 
 
@@ -130,7 +138,7 @@ def predict_halo2d(
     ranks = dims[0] * dims[1]
     rpn = ranks_per_node or params.ranks_per_node or ranks
     node_of = [r // rpn for r in range(ranks)]
-    sizes = halo_message_bytes(local, halo, fields, word_bytes)
+    sizes = halo_message_bytes(local, halo, fields, word_bytes, shift=shift)
     table = contention or params.contention.get(ranks)
     messages = halo_messages(dims, periodic, shift=shift)
     whole = k_model(messages, node_of)

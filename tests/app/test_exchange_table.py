@@ -137,3 +137,21 @@ def test_calibrated_exchanges_price_the_model(sqlite_url: str) -> None:
     four = AppCase((32, 32), Decomposition(2, 2), steps=100)  # 4 ranks: not calibrated
     assert not predict_app(db, [four], comm, options)[0].comm["model"].startswith("measured")
     db.close()
+
+
+def test_the_halo_models_messages_are_what_the_distributed_model_sends() -> None:
+    """One definition of the shallow halo message: the halo model's bytes per phase are the
+    row (X) and the column (Y) of the arrays the exchange sends (collectors/app/halo.py:
+    ``a.shape[1]`` elements, then ``a.shape[0]``), for every exchanged field."""
+    from benchdb.collectors.app.instep import DistributedStepPoint
+
+    from benchdb.app.shallow_app import EXCHANGED_FIELDS, HALO_WIDTH
+    from benchdb.comm.halo import halo_message_bytes
+
+    for block in [(30, 17), (64, 64), (9, 41)]:
+        point = DistributedStepPoint(block, "float64")
+        sizes = halo_message_bytes(block, HALO_WIDTH, 1, 8, shift=True)
+        for name in EXCHANGED_FIELDS:
+            a = getattr(point.model.state, name)
+            assert sizes == {"x": a.shape[1] * a.itemsize, "y": a.shape[0] * a.itemsize}, name
+        point.close()

@@ -1,7 +1,7 @@
 """Errors that mean *the user asked for something we cannot do*.
 
 The CLI turns a :class:`UserError` into one line on stderr and exit status 2
-(DESIGN.md "Conventions"); anything else is a bug and keeps its traceback.
+(docs/design.md "Conventions"); anything else is a bug and keeps its traceback.
 Messages name the problem *and* the fix.
 """
 

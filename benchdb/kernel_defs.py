@@ -5,7 +5,7 @@ user's kernel (a plugin's or a program's) is defined by its ``kernel`` row:
 the counts, and the layout from which its footprint and points follow for
 any shape (:class:`~benchdb.kernels.layout.Layout`).  The predictor reads it
 from here, so it never imports or runs the user's code (and never pays for a
-numba import, DESIGN.md "Dependency direction").
+numba import, docs/design.md "Dependency direction").
 """
 
 from __future__ import annotations
@@ -156,13 +156,24 @@ def _summary(info: KernelInfo, version: str, counts: tuple[int, int] = (0, 0)) -
 
 
 def kernel_summaries(
-    db: Database, machine_id: int | None, available: Sequence[KernelInfo] = ()
+    db: Database | None, machine_id: int | None, available: Sequence[KernelInfo] = ()
 ) -> list[KernelSummary]:
     """Every kernel version the database holds, with its valid and invalid measured
     points on ``machine_id``, and the ``available`` kernels (built-in, installed
     plugins) it does not hold yet; by name, stored versions oldest first."""
     from .db.repo import kernel_version
 
+    stored = [] if db is None else _stored_summaries(db, machine_id)
+    known = {(k.name, k.version) for k in stored}
+    fresh = [
+        _summary(info, v)
+        for info in available
+        if (info.name, v := kernel_version(info)) not in known
+    ]
+    return sorted([*stored, *fresh], key=lambda k: k.name)  # stable: stored versions first
+
+
+def _stored_summaries(db: Database, machine_id: int | None) -> list[KernelSummary]:
     with db.session() as s:
         counts: dict[tuple[int, bool], int] = {}
         if machine_id is not None:
@@ -174,7 +185,7 @@ def kernel_summaries(
             )
             counts = {(kid, bool(valid)): n for kid, valid, n in s.execute(stmt)}
         rows: Sequence[Kernel] = s.scalars(select(Kernel).order_by(Kernel.name, Kernel.id)).all()
-        stored = [
+        return [
             _summary(
                 _info_of(k),
                 k.version,
@@ -182,10 +193,3 @@ def kernel_summaries(
             )
             for k in rows
         ]
-    known = {(k.name, k.version) for k in stored}
-    fresh = [
-        _summary(info, v)
-        for info in available
-        if (info.name, v := kernel_version(info)) not in known
-    ]
-    return sorted([*stored, *fresh], key=lambda k: k.name)  # stable: stored versions first

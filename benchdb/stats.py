@@ -1,6 +1,6 @@
 """Summary statistics of a measured point's timing samples.
 
-DESIGN.md "Measurement method": take several samples, store all of them, and
+docs/design.md "Measurement method": take several samples, store all of them, and
 summarise by the median (robust to the occasional descheduled sample on a
 shared machine) and the minimum (the least-disturbed sample); the spread is
 reported as the interquartile range and the coefficient of variation, and a

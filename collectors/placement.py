@@ -22,7 +22,7 @@ def start_numba_threads() -> str:
     """Launch numba's thread pool; the name of the threading layer it loaded (e.g. ``omp``).
 
     The layer is only known once the pool exists; the environment row records
-    it (DESIGN.md "Measurement method").
+    it (docs/design.md "Measurement method").
     """
     import numba
 

@@ -26,9 +26,9 @@ from ..kernels.api import DTYPE_BYTES, KernelError, Shape
 from ..kernels.registry import BUILTIN, Catalog
 from . import sizes
 
-DEFAULT_SAMPLE_TIME = 0.020  # seconds: long against the ~15 ns clock read (DESIGN.md)
+DEFAULT_SAMPLE_TIME = 0.020  # seconds: long against the ~15 ns clock read (docs/design.md)
 QUICK_SAMPLE_TIME = 0.005
-MIN_SAMPLES = 5  # DESIGN.md "Measurement method": at least five samples, all stored
+MIN_SAMPLES = 5  # docs/design.md "Measurement method": at least five samples, all stored
 # Passes over the whole sweep.  On a shared machine the last-level cache and the
 # memory bus are shared with other tenants, whose load comes and goes over
 # seconds to minutes: every sample of one point may fall in one busy spell.

@@ -7,7 +7,7 @@ reference flops per point (paper 003, Table I), B/s from its loads and
 stores per point (STREAM counting).  A kernel with no flops (a copy) or no
 counted traffic (the halo updates) gets no rate of that kind.
 
-Validity (DESIGN.md, "Collect-time verification"): a point is valid only if
+Validity (docs/design.md, "Collect-time verification"): a point is valid only if
 every pass of it ran, its checksum is finite and the same in every pass, and
 its median time is positive.  Anything else is stored, with the reason in
 ``flags``, and never used by ``predict``.  ``noisy`` is the one flag that is

@@ -2,7 +2,7 @@
 
 ``run_sweep(db, plan)`` measures every point of ``plan``, in ``plan.passes``
 passes (see :data:`.plan.DEFAULT_PASSES`), that the run does not already hold
-and commits each point's pass in its own transaction (DESIGN.md: an
+and commits each point's pass in its own transaction (docs/design.md: an
 interrupted sweep loses at most the point in flight).  It continues an
 unfinished run of the same sweep when there is one (see
 :mod:`.resume`), otherwise it starts a new run.

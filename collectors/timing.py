@@ -1,4 +1,4 @@
-"""Timing one prepared point (DESIGN.md "Measurement method").
+"""Timing one prepared point (docs/design.md "Measurement method").
 
 * JIT compilation and first touch are excluded: ``prepare()`` compiles and
   touches the data, and one more untimed repetition follows (warm-up).  A

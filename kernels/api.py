@@ -103,7 +103,7 @@ class Prepared(Protocol):
 
 @dataclass(frozen=True)
 class Verification:
-    """What a benchmark's collect-time check found (DESIGN.md, "Collect-time verification")."""
+    """What a benchmark's collect-time check found (docs/design.md, "Collect-time verification")."""
 
     benchmark: str
     shape: Shape

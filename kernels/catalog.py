@@ -1,7 +1,7 @@
 """Static metadata of every timed kernel (what the database's ``kernel`` table stores).
 
 No numba and no numpy here: the prediction path reads these records and must
-not pay for a JIT import (DESIGN.md, "Dependency direction").
+not pay for a JIT import (docs/design.md, "Dependency direction").
 
 Counting conventions, shared by all families so that rates compare:
 

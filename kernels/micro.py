@@ -1,7 +1,7 @@
 """Timing driver and registry entries of the micro-kernels (stencils, Jacobi,
 tridiagonal, STREAM).
 
-A micro-kernel is timed in isolation (DESIGN.md, "Measurement method"): one
+A micro-kernel is timed in isolation (docs/design.md, "Measurement method"): one
 compiled driver runs all repetitions and reads the time-stamp counter before
 and after, so a sample pays neither a Python round trip per repetition nor a
 numba call (~0.2 us) per repetition.

@@ -4,7 +4,7 @@ Paper 003 (section V) timed each array-update loop with timers around it
 *inside* the time-stepping loop, so each loop runs with the other twelve
 arrays competing for cache as in the real model; a loop repeated on its own
 keeps its arrays hot and over-predicts once the 13-array footprint passes a
-cache level (DESIGN.md, "Measurement method").  Here the step is a sequence
+cache level (docs/design.md, "Measurement method").  Here the step is a sequence
 of 13 *phases* (the ten loops of Table I, two boundary updates, the copies)
 run by ``phase(k, ...)``; the compiled driver :func:`run_steps` runs S steps
 either

@@ -1,4 +1,4 @@
-"""Collect-time verification: compiled results against a reference (DESIGN.md,
+"""Collect-time verification: compiled results against a reference (docs/design.md,
 "Collect-time verification").
 
 Before a sweep, each benchmark with a numpy reference runs a few repetitions

@@ -1,6 +1,6 @@
 """The whole-application model: predicted time of a distributed shallow-water run.
 
-DESIGN.md "Whole application", after Kerbyson & Jones (paper 001 eq. 1-5):
+docs/design.md "Whole application", after Kerbyson & Jones (paper 001 eq. 1-5):
 
     T_rank = sum_loops N_itr * T_loop(local footprint)
              + N_exchanges * T_halo(local edges) + N_reductions * T_allreduce

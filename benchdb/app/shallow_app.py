@@ -1,6 +1,6 @@
 """The shallow-water application as the model sees it: what one time step does.
 
-DESIGN.md "Whole application" and paper 003 Listing 1: per step, ten update
+docs/design.md "Whole application" and paper 003 Listing 1: per step, ten update
 loops (Table I), three copies, and seven periodic boundary updates; in the
 distributed model each boundary update is a halo exchange of one field.
 The seven exchanged fields are the ones the serial code makes periodic

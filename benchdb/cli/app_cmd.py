@@ -140,7 +140,7 @@ def run_cmd(
         tags=tuple(tag or ()),
     )
     validate(req, req.max_ranks)  # before the database is opened
-    database = open_db(db)
+    database = open_db(db, create=True)
     with err_console.status(f"running shallow {run.grid} on {req.decomp.ranks} ranks ..."):
         app_run_id = run_app(database, req)
     from ..app.runs import app_run_summary
@@ -216,7 +216,9 @@ def calibrate_cmd(
       benchdb app calibrate --ranks 2 --near 1600x1600
     """
     if near is None:
-        result = _calibrate_full(open_db(db), ranks, quick, sizes, exchanges, timeout, as_json)
+        result = _calibrate_full(
+            open_db(db, create=True), ranks, quick, sizes, exchanges, timeout, as_json
+        )
     elif quick or sizes or not exchanges:
         raise UserError("--near chooses its own sizes; leave out --quick, --sizes, --no-exchanges")
     else:

@@ -247,7 +247,7 @@ def collect(
                 "--resume continues the run's own sweep; leave out --kernels, --program, "
                 "--plugin, --sizes, --footprints, --quick, --threads, --sample-time and --passes"
             )
-        database = open_db(db)
+        database = open_db(db, create=True)
         ctx = detect_context()
         config = resuming.check_explicit(
             database, resume, ctx.machine.fingerprint, ctx.environment.fingerprint
@@ -271,7 +271,7 @@ def collect(
             catalog=catalog,
         )
         checked = verify_plan(sweep)
-        database = open_db(db)
+        database = open_db(db, create=True)
         ctx = detect_context()
     observer = SweepObserver() if quiet or as_json else ProgressObserver()
     if not (quiet or as_json):

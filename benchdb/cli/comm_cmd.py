@@ -128,7 +128,7 @@ def collect(
     for t in tag or []:
         args += ["--tag", t]
     exe = launcher.find_mpiexec(mpiexec)
-    database = open_db(db)  # checks and, if new, creates the schema before any MPI work
+    database = open_db(db, create=True)  # checked (if new, created) before any MPI work
     args += ["--db", database.url]
     cmd = launcher.command(exe, ranks, args, bind=bind, extra=mpiexec_arg or ())
     with Progress(

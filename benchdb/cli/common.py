@@ -38,11 +38,15 @@ JsonOption = Annotated[
 ]
 
 
-def open_db(url: str | None) -> Database:
-    """Open the database; SQLAlchemy is imported here, not when the CLI starts."""
+def open_db(url: str | None, *, create: bool = False) -> Database:
+    """Open the database; SQLAlchemy is imported here, not when the CLI starts.
+
+    Only the commands that write results (``create=True``: collect, import, comm
+    collect, app run and calibrate, machine register) may create a database.
+    """
     from ..db.engine import open_database
 
-    return open_database(url)
+    return open_database(url, create=create)
 
 
 def _jsonable(value: Any) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from ..db.engine import check_reachable, make_engine, redact, resolve_url
+from ..db.engine import check_exists, check_reachable, make_engine, redact, resolve_url
 from ..db.migrate import current_revision, ensure_schema, head_revision
 from .common import DbOption, JsonOption, print_json
 
@@ -23,8 +23,9 @@ def upgrade(db: DbOption = None) -> None:
 
 @app.command()
 def current(db: DbOption = None, as_json: JsonOption = False) -> None:
-    """Show the database's schema revision beside the code's."""
+    """Show the database's schema revision beside the code's (creates nothing)."""
     url = resolve_url(db)
+    check_exists(url)
     engine = make_engine(url)
     check_reachable(engine, url)
     cur, head = current_revision(engine), head_revision()

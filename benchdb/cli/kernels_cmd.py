@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from ..errors import UserError
 from .common import DbOption, JsonOption, emit, err_console, open_db
@@ -33,7 +34,8 @@ def kernels(
     program), the version hash (a user's changed code is a new version), the
     reference flops, loads and stores it counts per point, how many valid (and
     invalid) points are measured on this machine, and its spec file or plugin
-    (--json adds the family, arrays and description).  A plugin
+    (--json adds the family, arrays and description).  Without a database
+    yet, it lists what can be collected and says so.  A plugin
     that fails to import is reported on stderr and left out.
 
     Examples:
@@ -54,14 +56,21 @@ def kernels(
             available += [k for b in load_entry_point(ep) for k in b.kernels]
         except KernelError as exc:
             err_console.print(f"[yellow]warning:[/] {exc}", highlight=False, soft_wrap=True)
-    database = open_db(db)
-    with database.session() as s:
-        try:
-            machine_id: int | None = resolve_machine(s, machine).id
-        except UserError:
-            if machine is not None:
-                raise
-            machine_id = None  # this machine has measured nothing yet
+    machine_id: int | None = None
+    try:
+        database = open_db(db)
+    except UserError as missing:  # nothing stored yet: list what can be collected, and say so
+        if machine is not None:
+            raise
+        err_console.print(f"note: {escape(str(missing))}", highlight=False, soft_wrap=True)
+        database = None
+    if database is not None:
+        with database.session() as s:
+            try:
+                machine_id = resolve_machine(s, machine).id
+            except UserError:
+                if machine is not None:
+                    raise  # this machine has measured nothing yet: no points here
     rows = kernel_summaries(database, machine_id, available)
     if as_json:
         emit([r.to_json() for r in rows], COLUMNS, as_json=True)
@@ -79,7 +88,7 @@ def kernels(
         ],
         COLUMNS,
         as_json=False,
-        title=f"kernels in {database.display_url}",
+        title=f"kernels in {database.display_url}" if database else "kernels benchdb can collect",
     )
 
 

@@ -56,7 +56,7 @@ def show(as_json: JsonOption = False) -> None:
 @app.command()
 def register(db: DbOption = None, as_json: JsonOption = False) -> None:
     """Store this machine in the database (idempotent: same fingerprint, same row)."""
-    database = open_db(db)
+    database = open_db(db, create=True)
     info = detect_machine()
     with database.session() as s:
         m = register_machine(s, info)

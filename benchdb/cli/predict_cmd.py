@@ -146,7 +146,11 @@ def predict(
     from ..kernel_defs import builtin_definition
     from ..predict.api import predict_columns
     from ..predict.basis import rate_basis
+    from ..predict.methods import get_method
 
+    get_method(method)  # every option is checked before the database is opened
+    if threads < 1:
+        raise UserError(f"--threads {threads} must be at least 1")
     # a built-in kernel is checked before the database is opened; a user's is defined by it
     database = None if builtin_definition(kernel) else open_db(db)
     basis = rate_basis(kernel, precision, database)

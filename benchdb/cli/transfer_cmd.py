@@ -101,7 +101,7 @@ def import_(
       benchdb import sqlite:////scratch/node07/benchdb.sqlite
     """
     bundle, origin = load_source(source)
-    database = open_db(db)
+    database = open_db(db, create=True)
     counts = import_bundle(database, bundle, origin)
     result = counts.__dict__
     if as_json:

@@ -43,7 +43,7 @@ class MaxRateRegime:
     ``postal`` means the fit fell back to the postal regime (``reason`` says
     why); then the time is the postal model's, ``α + n·β`` (paper 002 eq. 1),
     whatever k: without a max-rate fit nothing is known about how k concurrent
-    senders share the node's channel, and DESIGN.md falls back to postal.
+    senders share the node's channel, and docs/design.md falls back to postal.
     """
 
     name: str

@@ -1,6 +1,6 @@
 """Choosing, opening and checking the results database.
 
-URL precedence (DESIGN.md "Conventions"): ``--db``, else ``BENCHDB_URL``, else
+URL precedence (docs/design.md "Conventions"): ``--db``, else ``BENCHDB_URL``, else
 an embedded SQLite file in the user's data directory.  SQLite runs in WAL mode
 with a busy timeout and ``BEGIN IMMEDIATE`` transactions, so several processes
 (two collectors, a collector and a reader) can write the same file at once:
@@ -193,20 +193,42 @@ def stamped_revision(engine: Engine) -> str | None:
         return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
 
 
-def open_database(url: str | None = None, *, upgrade: bool = True) -> Database:
+def check_exists(url: str) -> None:
+    """UserError when an SQLite database file is not there: a command that only reads
+    must not create one, so that a typo in ``--db`` or ``BENCHDB_URL`` is not mistaken
+    for an empty database."""
+    path = _sqlite_path(url)
+    if path is not None and not path.exists():
+        raise UserError(
+            f"no database at {path}; check --db / BENCHDB_URL, or create one with `benchdb collect`"
+        )
+
+
+def open_database(url: str | None = None, *, upgrade: bool = True, create: bool = True) -> Database:
     """Open the database named by ``url`` (or the default) and check its schema.
 
     A database behind the code is upgraded (``upgrade=True``) or refused; one
     stamped with a revision this code does not know (newer code wrote it) is
     always refused.  Nothing is written when it is refused.  A database already
     at :data:`~.models.SCHEMA_HEAD` is opened without importing alembic.
+    ``create=False`` (the commands that only read) refuses a database that does
+    not exist or holds no benchdb schema, and creates nothing.
     """
     from .models import SCHEMA_HEAD
 
     resolved = resolve_url(url)
+    if not create:
+        check_exists(resolved)
     engine = make_engine(resolved)
     check_reachable(engine, resolved)
-    if stamped_revision(engine) != SCHEMA_HEAD:
+    stamped = stamped_revision(engine)
+    if stamped is None and not create:
+        engine.dispose()
+        raise UserError(
+            f"database {redact(resolved)} holds no benchdb data (no schema); check --db / "
+            "BENCHDB_URL, or collect into it first with `benchdb collect`"
+        )
+    if stamped != SCHEMA_HEAD:
         from .migrate import ensure_schema
 
         ensure_schema(engine, resolved, upgrade=upgrade)

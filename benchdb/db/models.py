@@ -1,4 +1,4 @@
-"""ORM entities (SQLAlchemy 2.x typed declarative), as DESIGN.md's data model.
+"""ORM entities (SQLAlchemy 2.x typed declarative), as docs/design.md's data model.
 
 Only portable column types are used (generic ``JSON``, no ARRAY/JSONB) so that
 the same schema runs on the embedded SQLite default and on a shared

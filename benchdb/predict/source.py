@@ -6,7 +6,7 @@ must answer from a cold start in under a second, and importing pandas alone
 costs about half of that on the reference machine.  Analyses that want a
 DataFrame (``benchdb validate``, plots, notebooks) use ``measurements_frame``.
 
-Which data (DESIGN.md "Models"): one machine, one environment, one kernel
+Which data (docs/design.md "Models"): one machine, one environment, one kernel
 version, thread count, precision and timing context.  By default the kernel
 version is the newest one measured on this machine (a user's changed code is
 a new version, never mixed with the old), the environment the newest one

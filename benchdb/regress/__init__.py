@@ -1,4 +1,4 @@
-"""Regression tracking (DESIGN.md "Regression tracking").
+"""Regression tracking (docs/design.md "Regression tracking").
 
 * A/B: :func:`compare_runs` judges every point two runs share by the ratio
   of medians, a bootstrap interval, a Mann–Whitney U test and a minimum effect

@@ -1,6 +1,6 @@
 """A/B statistics for one measured point: did the contender get slower?
 
-DESIGN.md "Regression tracking": the ratio of medians with a significance
+docs/design.md "Regression tracking": the ratio of medians with a significance
 test *and* a minimum effect size.  For a point measured in a baseline run
 (samples ``a``, seconds per repetition) and in a contender run (samples
 ``b``):

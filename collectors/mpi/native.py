@@ -1,6 +1,6 @@
 """Timing loops compiled with numba that call the MPI library directly.
 
-DESIGN.md "Measurement method": repetition loops live in compiled code.  A
+docs/design.md "Measurement method": repetition loops live in compiled code.  A
 Python-level ``comm.Send``/``comm.Recv`` costs about a microsecond more than
 the C call, which is as large as the intra-node latency itself; so the loops
 below call ``MPI_Send``, ``MPI_Isend``, ``MPI_Allreduce``... through ctypes

@@ -60,6 +60,7 @@ def test_near_without_a_full_calibration_is_refused(sqlite_url: str, tmp_path) -
     proc = benchdb("app", "calibrate", "--near", "41x41", "--db", f"sqlite:///{untouched}")
     assert_user_error(proc, "multiples of 2")
     assert not untouched.exists()  # checked before the database is opened
+    open_database(sqlite_url).close()  # a database, but no calibration in it
     proc = benchdb("app", "calibrate", "--near", "40x40", "--db", sqlite_url)
     assert_user_error(proc, "app calibrate --ranks 2` first")
     assert app_runs(open_database(sqlite_url)) == []

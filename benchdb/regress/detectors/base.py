@@ -1,6 +1,6 @@
 """What a change-point detector is: a function of a series that returns its steps.
 
-Detectors are pluggable (DESIGN.md "Regression tracking"): each module in
+Detectors are pluggable (docs/design.md "Regression tracking"): each module in
 this package defines one class with a ``name``, documented thresholds as
 constructor arguments, and ``detect(values) -> list[Step]``.  The series is
 a benchmark's median time per run, oldest first; a :class:`Step` at index

@@ -1,26 +1,40 @@
 """Upwind (donor-cell) advection of a tracer by a divergence-free flow on a C grid.
 
-The first-order upwind, flux-form scheme that ocean and atmosphere models use
-for tracers where positivity matters more than accuracy (Smolarkiewicz 1983;
-the donor-cell option of MITgcm's and NEMO's tracer advection): each cell
-face carries the velocity times the tracer of the cell the flow comes from,
-and the tracer changes by the divergence of those fluxes.  With velocities
-given as Courant numbers (u dt / dx) whose outflows from any cell add up to
-at most 1, the scheme is monotone, and on a periodic domain it conserves the
-total tracer exactly up to round-off.
+The first-order upwind scheme in flux form (Courant, Isaacson and Rees 1952;
+the donor-cell pass that MPDATA, Smolarkiewicz 1983, starts from; the
+low-order flux of NEMO's flux-corrected tracer advection, MITgcm's tracer
+advection scheme 1): each cell face carries the velocity times the tracer of
+the cell the flow comes from, and the tracer changes by the divergence of
+those fluxes.  Ocean and atmosphere models use it where positivity and
+monotonicity matter more than accuracy.  Why these properties hold here: the
+velocities are a uniform current plus the differences of a streamfunction,
+so the discrete divergence of every cell vanishes, and the Courant numbers
+keep every cell's outflow below its content; the scheme is then monotone (no
+new extrema) and, on the periodic domain, conserves the total tracer up to
+round-off.
 
-Arrays are C-ordered ``(ny + 2, nx + 2)`` with one halo row and column on
-every side: cells ``1..ny, 1..nx``; ``u[j, i]`` is the flow through the east
-face of cell ``(j, i)`` (``i = 0`` is the west face of the first cell),
-``v[j, i]`` through its north face.  A repetition fills the source's halo
-periodically, then updates every inner cell into the other tracer array
-(the two alternate, so repetitions feed each other).
+Arrays are C-ordered ``(ny + 2, nx + 2)`` (``nx`` contiguous) with one halo
+row and column on every side; the cells are ``1..ny, 1..nx``.  ``u[j, i]``
+(m/s) is the flow through the east face of cell ``(j, i)`` (``u[j, 0]`` the
+west face of the first cell), ``v[j, i]`` through its north face.  One
+repetition is one forward step
 
-Counted per updated point (paper 003 Table I conventions, comparisons not
-counted): four fluxes (4 multiplies), two flux differences and two
-subtractions from the tracer: 8 flops.  Loads with reuse along ``i``: the
-tracer rows ``j - 1``, ``j`` and ``j + 1`` (3 streams), ``u`` (1, its
-``i - 1`` reused), ``v`` rows ``j - 1`` and ``j`` (2): 6; one store.
+    q_new = q - dt/dx (F_e - F_w) - dt/dy (G_n - G_s)
+
+from the source tracer array into the other: the two alternate, so each
+repetition feeds the next.  The step first copies the periodic halo of its
+source (``2 (nx + ny) + 8`` copies a step, like the shallow model's boundary
+loop not counted per point).
+
+Counted per updated point (paper 003 Table I: add, subtract and multiply 1,
+a divide 5; the upwind choice is a comparison and a select, not counted):
+the four face fluxes, 4 multiplies; the two flux differences, 2; their
+scaling by ``dt/dx`` and ``dt/dy``, 2; the two subtractions from ``q``, 2:
+**10 flops**.  Loads with reuse along the contiguous ``i``: the tracer rows
+``j - 1``, ``j`` and ``j + 1`` (3 streams; ``q[j, i - 1]`` and
+``q[j, i + 1]`` ride on row ``j``), ``u`` row ``j`` (1; ``u[j, i - 1]`` is
+the previous point's east face), ``v`` rows ``j`` and ``j - 1`` (2):
+**6 loads**; the new tracer: **1 store**.
 """
 
 from __future__ import annotations
@@ -29,30 +43,45 @@ import numpy as np
 from benchdb.kernels.plugin import Layout, PluginKernel
 from numba import prange
 
-U0, V0, SWIRL = 0.1, 0.05, 0.05  # Courant numbers: a uniform drift plus an eddy
+DX, DY = 10e3, 8e3  # m: unequal, so a kernel that swaps dt/dx and dt/dy is caught
+DT = 1200.0  # s
+DRIFT_U, DRIFT_V = 0.3, -0.2  # m/s, a uniform current
+EDDY = 0.5  # m/s, the eddy's largest speed: larger than the drift, so both signs occur
+# Largest outflow of a cell in one step: 2 (dt/dx (|U| + W) + dt/dy (|V| + W)) = 0.40 < 1.
 
 
-def setup(shape: tuple[int, int], precision: str) -> tuple[np.ndarray, ...]:
-    """A blob and a front in a drifting eddy; the flow comes from a periodic streamfunction."""
+def setup(shape: tuple[int, int], precision: str) -> tuple:
+    """A Gaussian blob and a front, in a uniform current plus one periodic eddy.
+
+    The eddy's velocities are the differences of a streamfunction given at the
+    cell corners, ``u = -d(psi)/dy``, ``v = d(psi)/dx``, so every cell's discrete
+    divergence is zero; the eddy's amplitude is scaled to the shorter side of
+    the domain so that no speed exceeds ``EDDY`` on any shape.
+    """
     ny, nx = shape
-    j = np.arange(ny + 1)[:, None]  # corners (j, i) of the cells, 0..n
-    i = np.arange(nx + 1)[None, :]
-    psi = SWIRL * np.sin(2 * np.pi * i / nx) * np.sin(2 * np.pi * j / ny)
+    real = np.dtype(precision).type
+    jc = np.arange(ny + 1)[:, None]  # corners: psi[jc, ic] is at the north-east corner of (jc, ic)
+    ic = np.arange(nx + 1)[None, :]
+    amplitude = EDDY * min(nx * DX, ny * DY) / (2 * np.pi)
+    psi = amplitude * np.sin(2 * np.pi * ic / nx) * np.sin(2 * np.pi * jc / ny)
     u = np.zeros((ny + 2, nx + 2), dtype=precision)
     v = np.zeros((ny + 2, nx + 2), dtype=precision)
-    u[1 : ny + 1, 0 : nx + 1] = U0 + psi[1:, :] - psi[:-1, :]
-    v[0 : ny + 1, 1 : nx + 1] = V0 - (psi[:, 1:] - psi[:, :-1])
+    u[1 : ny + 1, 0 : nx + 1] = DRIFT_U - (psi[1:, :] - psi[:-1, :]) / DY
+    v[0 : ny + 1, 1 : nx + 1] = DRIFT_V + (psi[:, 1:] - psi[:, :-1]) / DX
+    u[:, 0] = u[:, nx]  # the same face seen from both sides of the periodic seam, bit for bit
+    v[0, :] = v[ny, :]
+    x = (np.arange(nx + 2)[None, :] - 0.5) / nx  # cell centres in [0, 1)
     y = (np.arange(ny + 2)[:, None] - 0.5) / ny
-    x = (np.arange(nx + 2)[None, :] - 0.5) / nx
-    q = 1.0 + np.exp(-((x - 0.3) ** 2 + (y - 0.4) ** 2) / 0.01) + (x > 0.6) * (y < 0.5)
+    q = 1.0 + 2.0 * np.exp(-((x - 0.3) ** 2 + (y - 0.6) ** 2) / 0.02) + 1.0 * (x > 0.6) * (y < 0.4)
     q = q.astype(precision)
-    return q, q.copy(), u, v
+    return q, q.copy(), u, v, real(DT / DX), real(DT / DY)
 
 
-def step(q, qnew, u, v, r):
+def step(q, qnew, u, v, cx, cy, r):
     """One forward step: periodic halo of the source, then the donor-cell update."""
     src, dst = (q, qnew) if r % 2 == 0 else (qnew, q)
-    ny, nx = src.shape[0] - 2, src.shape[1] - 2
+    ny = src.shape[0] - 2
+    nx = src.shape[1] - 2
     for i in range(nx + 2):
         src[0, i] = src[ny, i]
         src[ny + 1, i] = src[1, i]
@@ -61,31 +90,35 @@ def step(q, qnew, u, v, r):
         src[j, nx + 1] = src[j, 1]
     for j in prange(1, ny + 1):
         for i in range(1, nx + 1):
-            ue, uw, vn, vs = u[j, i], u[j, i - 1], v[j, i], v[j - 1, i]
+            ue = u[j, i]
+            uw = u[j, i - 1]
+            vn = v[j, i]
+            vs = v[j - 1, i]
             fe = ue * (src[j, i] if ue > 0 else src[j, i + 1])
             fw = uw * (src[j, i - 1] if uw > 0 else src[j, i])
             gn = vn * (src[j, i] if vn > 0 else src[j + 1, i])
             gs = vs * (src[j - 1, i] if vs > 0 else src[j, i])
-            dst[j, i] = src[j, i] - (fe - fw) - (gn - gs)
+            dst[j, i] = src[j, i] - cx * (fe - fw) - cy * (gn - gs)
 
 
-def reference(state: tuple[np.ndarray, ...], r: int) -> None:
-    """The same step with whole-array numpy operations."""
-    q, qnew, u, v = state
+def reference(state: tuple, r: int) -> None:
+    """The same step with whole-array numpy operations (the halo by ``np.pad``)."""
+    q, qnew, u, v, cx, cy = state
     src, dst = (q, qnew) if r % 2 == 0 else (qnew, q)
-    src[0, :], src[-1, :] = src[-2, :], src[1, :]
-    src[:, 0], src[:, -1] = src[:, -2], src[:, 1]
-    inner = src[1:-1, 1:-1]
-    east = u[1:-1, 1:-1] * np.where(u[1:-1, 1:-1] > 0, inner, src[1:-1, 2:])
-    west = u[1:-1, :-2] * np.where(u[1:-1, :-2] > 0, src[1:-1, :-2], inner)
-    north = v[1:-1, 1:-1] * np.where(v[1:-1, 1:-1] > 0, inner, src[2:, 1:-1])
-    south = v[:-2, 1:-1] * np.where(v[:-2, 1:-1] > 0, src[:-2, 1:-1], inner)
-    dst[1:-1, 1:-1] = inner - (east - west) - (north - south)
+    src[...] = np.pad(src[1:-1, 1:-1], 1, mode="wrap")
+    ue, uw = u[1:-1, 1:-1], u[1:-1, :-2]
+    vn, vs = v[1:-1, 1:-1], v[:-2, 1:-1]
+    west, here, east = src[1:-1, :-2], src[1:-1, 1:-1], src[1:-1, 2:]
+    south, north = src[:-2, 1:-1], src[2:, 1:-1]
+    flux_x = np.where(ue > 0, ue * here, ue * east) - np.where(uw > 0, uw * west, uw * here)
+    flux_y = np.where(vn > 0, vn * here, vn * north) - np.where(vs > 0, vs * south, vs * here)
+    dst[1:-1, 1:-1] = here - cx * flux_x - cy * flux_y
 
 
-def latest(state: tuple[np.ndarray, ...], done: int) -> np.ndarray:
-    """The tracer written last: repetition 0 writes ``qnew``."""
-    return state[1] if done % 2 else state[0]
+def latest(state: tuple, repetitions_done: int) -> np.ndarray:
+    """The cells (halo left out) of the tracer written last: repetition 0 writes ``qnew``."""
+    q = state[1] if repetitions_done % 2 else state[0]
+    return q[1:-1, 1:-1]
 
 
 UPWIND = PluginKernel(
@@ -94,10 +127,19 @@ UPWIND = PluginKernel(
     step=step,
     reference=reference,
     output=latest,
-    flops=8,
+    flops=10,
     loads=6,
     stores=1,
-    layout=Layout(extents=("ny", "nx"), arrays=4, halo=(2, 2), contiguous="nx", min_extent=2),
-    description="first-order upwind (donor-cell) tracer advection on a periodic C grid",
-    family="ocean",
+    layout=Layout(
+        extents=("ny", "nx"),
+        arrays=4,  # q, qnew, u, v
+        halo=(2, 2),  # one halo row and column on each side
+        updates="inner",  # ny * nx cells
+        contiguous="nx",
+        min_extent=2,
+    ),
+    description=(
+        "first-order upwind (donor-cell) flux-form tracer advection, one forward step on a "
+        "periodic C grid"
+    ),
 )

@@ -38,7 +38,11 @@ class KernelDefinition:
         return self.info.name
 
 
-_BUILTIN_GEOMETRY = {k.name: b.geometry for b in BUILTIN.benchmarks.values() for k in b.kernels}
+_BUILTIN_GEOMETRY = {
+    k.name: b.geometry_of(k.name)  # type: ignore[attr-defined]
+    for b in BUILTIN.benchmarks.values()
+    for k in b.kernels
+}
 _BUILTIN_INFO = {k.name: k for k in BUILTIN.kernels()}
 
 

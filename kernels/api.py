@@ -69,7 +69,7 @@ class KernelInfo:
     stores_per_point: float
     arrays: int
     description: str
-    footprint_version: int = 1
+    footprint_version: int = 1  # of how a shape maps to points and bytes (catalog.py)
     write_allocate: bool = True
     extra: Mapping[str, object] = field(default_factory=dict)
     origin: str = "builtin"  # builtin, plugin or program

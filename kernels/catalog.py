@@ -36,10 +36,17 @@ _SHALLOW_TABLE_I = (
     ("pold", "pold, p, pnew", 1, 3, 5),
 )
 SHALLOW_LOOPS: tuple[str, ...] = tuple(row[0] for row in _SHALLOW_TABLE_I)
+SHALLOW_FULL_ARRAY = ("shallow.uold", "shallow.vold", "shallow.pold", "shallow.copy")
+
+
+# Version 2 of the points a kernel is rated over: the loops that update the full arrays
+# count (M+1)(N+1) points (version 1 counted M x N for every loop; migration 0005).
+FULL_ARRAY_POINTS = 2
 
 
 def _shallow_loop(name: str, touched: str, stores: int, loads: int, flops: int) -> KernelInfo:
-    domain = "full (M+1)x(N+1) array" if name.endswith("old") else "inner MxN points"
+    full = name.endswith("old")
+    domain = "full (M+1)x(N+1) array" if full else "inner MxN points"
     return KernelInfo(
         name=f"shallow.{name}",
         family="shallow",
@@ -49,6 +56,7 @@ def _shallow_loop(name: str, touched: str, stores: int, loads: int, flops: int) 
         stores_per_point=stores,
         arrays=SHALLOW_ARRAYS,
         description=f"shallow-water update loop {name} ({touched}); updates the {domain}",
+        footprint_version=FULL_ARRAY_POINTS if full else 1,
         extra={"paper_table": "003 Table I", "touches": touched, "dtypes": PRECISIONS},
     )
 
@@ -66,6 +74,7 @@ SHALLOW_COPY = KernelInfo(
     stores_per_point=3,
     arrays=SHALLOW_ARRAYS,
     description="the 3 array copies u=unew, v=vnew, p=pnew over the full (M+1)x(N+1) arrays",
+    footprint_version=FULL_ARRAY_POINTS,
     extra={"dtypes": PRECISIONS},
 )
 

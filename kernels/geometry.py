@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
 from typing import Any
 
@@ -114,6 +114,9 @@ SHALLOW = Geometry(
     elements=lambda s: 13 * (s[0] + 1) * (s[1] + 1),
     contiguous_axis=0,
 )
+# The loops that update the full (M+1)(N+1) arrays (paper 003 section II: the time
+# filter; and the copies): the same footprint, more points.
+SHALLOW_FULL = replace(SHALLOW, points=lambda s: (s[0] + 1) * (s[1] + 1))
 STENCIL2D = Geometry(
     ndim=2, min_extent=3, points=_interior, elements=arrays_of(2, prod), contiguous_axis=1
 )

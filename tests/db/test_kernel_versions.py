@@ -51,3 +51,47 @@ def test_changed_counts_or_code_make_another_version() -> None:
     assert kernel_version(replace(cu, flops_per_point=4)) != kernel_version(cu)
     assert kernel_version(replace(cu, source_hash="ab")) != kernel_version(cu)
     assert kernel_version(replace(cu, description="other words")) == kernel_version(cu)
+
+
+def test_full_array_loops_are_rated_per_point_they_update_after_migration_0005(
+    db_url: str,
+) -> None:
+    """Rows written when uold, vold, pold and copy were rated per inner M x N point get the
+    (M+1)(N+1) points they update, their rates scaled alike, and the kernels' new version.
+    (0005 changes data only, so rows written at head and stamped 0004 are a 0004 database.)"""
+    from dataclasses import replace
+
+    from benchdb.db.models import Measurement, Run
+    from benchdb.db.repo import register_environment, register_machine
+    from benchdb.environment import detect_environment
+    from benchdb.machine import detect_machine
+
+    uold = next(k for k in BUILTIN.kernels() if k.name == "shallow.uold")
+    before = replace(uold, footprint_version=1)  # as benchdb rated it until 0005
+    db = open_database(db_url)
+    with db.session() as s:
+        run = Run(
+            machine_id=register_machine(s, detect_machine()).id,
+            environment_id=register_environment(s, detect_environment()).id,
+        )
+        s.add(run)
+        s.flush()
+        s.add(
+            Measurement(
+                run_id=run.id, kernel_id=register_kernel(s, before).id, shape=[10, 20],
+                shape_key="10x20", points=200, footprint_bytes=24024, repetitions=1,
+                samples=[1e-6], t_min=1e-6, t_median=1e-6, t_iqr=0.0, t_cv=0.0,
+                flop_rate=5 * 200 / 1e-6, byte_rate=32 * 200 / 1e-6, valid=True,
+            )
+        )  # fmt: skip
+    with db.engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = '0004'"))
+    db.close()
+    db = open_database(db_url)  # upgrades: 0005 converts the rows
+    with db.session() as s:
+        m = s.scalars(select(Measurement)).one()
+        assert (m.points, m.kernel.footprint_version) == (231, 2)
+        assert m.flop_rate == 5 * 231 / 1e-6 and m.byte_rate == 32 * 231 / 1e-6
+        assert m.kernel.version == kernel_version(uold)
+        assert register_kernel(s, uold).id == m.kernel_id  # the code's version: the same row
+    db.close()

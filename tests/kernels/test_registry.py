@@ -129,3 +129,17 @@ def test_bad_precision_and_threads_are_refused():
         get_benchmark("stream.copy").footprint_bytes((8,), "float16")
     with pytest.raises(ValueError, match="threads"):
         get_benchmark("stream.copy").prepare((8,), "float64", 0)
+
+
+def test_each_shallow_loop_is_rated_over_the_points_it_updates() -> None:
+    """Paper 003 section II: the time filter (uold, vold, pold) and the copies update the
+    full (M+1)(N+1) arrays; the other loops the inner M x N points."""
+    import numpy as np
+
+    from benchdb.predict.basis import rate_basis
+
+    points = get_benchmark("shallow").kernel_points((10, 20))
+    full = {"shallow.uold", "shallow.vold", "shallow.pold", "shallow.copy"}
+    assert {k for k, n in points.items() if n == 11 * 21} == full
+    assert {n for k, n in points.items() if k not in full} == {200}
+    assert rate_basis("shallow.pold").points_and_footprint(np.array([[10, 20]]))[0][0] == 231

@@ -91,7 +91,7 @@ def _from_row(row: Kernel) -> KernelDefinition:
 
 def stored_user_kernels(db: Database) -> list[str]:
     """Names of the user kernels (plugins, programs) the database holds."""
-    with db.session() as s:
+    with db.reading() as s:
         stmt = select(Kernel.name).where(Kernel.origin != "builtin").distinct()
         return list(s.scalars(stmt.order_by(Kernel.name)))
 
@@ -106,7 +106,7 @@ def definition(db: Database | None, name: str, version: str | None = None) -> Ke
         stmt = select(Kernel).where(Kernel.name == name, Kernel.origin != "builtin")
         if version is not None:
             stmt = stmt.where(Kernel.version == version)
-        with db.session() as s:
+        with db.reading() as s:
             row = s.scalars(stmt.order_by(Kernel.id.desc())).first()
             if row is not None:
                 return _from_row(row)
@@ -178,7 +178,7 @@ def kernel_summaries(
 
 
 def _stored_summaries(db: Database, machine_id: int | None) -> list[KernelSummary]:
-    with db.session() as s:
+    with db.reading() as s:
         counts: dict[tuple[int, bool], int] = {}
         if machine_id is not None:
             stmt = (

@@ -134,7 +134,7 @@ def measurements_frame(
     if valid_only:
         stmt = stmt.where(Measurement.valid.is_(True))
     rows: list[dict[str, Any]] = []
-    with db.session() as s:
+    with db.reading() as s:
         for m, r, k in s.execute(stmt):
             rows.append(
                 {

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import typer
 
-from ..db.engine import check_exists, check_reachable, make_engine, redact, resolve_url
+from ..db.engine import (
+    check_exists,
+    check_reachable,
+    make_engine,
+    redact,
+    resolve_url,
+    writing,
+)
 from ..db.migrate import current_revision, ensure_schema, head_revision
 from .common import DbOption, JsonOption, print_json
 
@@ -17,7 +24,7 @@ def upgrade(db: DbOption = None) -> None:
     url = resolve_url(db)
     engine = make_engine(url)
     check_reachable(engine, url)
-    ensure_schema(engine, url, upgrade=True)
+    ensure_schema(writing(engine), url, upgrade=True)
     typer.echo(f"{redact(url)} is at revision {current_revision(engine)} (head)")
 
 

@@ -54,7 +54,7 @@ def list_runs(
         .order_by(Run.id.desc())
         .limit(limit)
     )
-    with database.session() as s:
+    with database.reading() as s:
         if machine is not None:
             stmt = stmt.where(Run.machine_id == resolve_machine(s, machine).id)
         if status is not None:

@@ -1,10 +1,22 @@
 """Choosing, opening and checking the results database.
 
 URL precedence (docs/design.md "Conventions"): ``--db``, else ``BENCHDB_URL``, else
-an embedded SQLite file in the user's data directory.  SQLite runs in WAL mode
-with a busy timeout and ``BEGIN IMMEDIATE`` transactions, so several processes
-(two collectors, a collector and a reader) can write the same file at once:
-writers queue on the lock instead of failing on a read-to-write upgrade.
+an embedded SQLite file in the user's data directory.
+
+SQLite runs in WAL mode with a busy timeout.  Transactions that may write
+(:meth:`Database.session`, migrations) begin ``IMMEDIATE``, so several processes (two
+collectors, a collector and ``predict`` storing a fit) write the same file at
+once: writers queue on the lock instead of failing on a read-to-write upgrade.
+Everything else (:meth:`Database.reading`, opening and checking a database)
+begins deferred and reads its WAL snapshot beside a writer, without waiting.
+``synchronous = FULL``: each committed pass of a point survives an OS crash or
+power loss, not only a crash of the process; it costs one fsync per commit,
+small against the time a point takes to measure (docs/findings/sqlite.md).
+
+A database file that this process may not write (a read-only copy, shared
+media) is opened read-only (``mode=ro``, and ``immutable`` where not even its
+folder is writable, as SQLite then cannot keep its WAL index): every read
+command works on it, and nothing is stored there.
 """
 
 from __future__ import annotations
@@ -90,20 +102,35 @@ def _set_wal(cur: sqlite3.Cursor) -> None:
             time.sleep(0.02)
 
 
-def _configure_sqlite(engine: Engine) -> None:
+WRITING = "benchdb_writing"  # execution option of the transactions that may write
+
+
+def _configure_sqlite(engine: Engine, read_only: bool) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
         dbapi_conn.isolation_level = None  # we emit BEGIN ourselves, below
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
-        _set_wal(cur)
-        cur.execute("PRAGMA synchronous = NORMAL")
+        if not read_only:
+            _set_wal(cur)
+            cur.execute("PRAGMA synchronous = FULL")
         cur.execute("PRAGMA foreign_keys = ON")
         cur.close()
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn) -> None:  # type: ignore[no-untyped-def]
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        writing = not read_only and conn.get_execution_options().get(WRITING, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if writing else "BEGIN")
+
+
+def _read_only(path: Path) -> bool:
+    """An existing SQLite file this process may not write (or whose folder it may not)."""
+    return path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+
+
+def _read_only_url(path: Path) -> str:
+    immutable = "&immutable=1" if not os.access(path.parent, os.W_OK) else ""
+    return f"sqlite:///file:{path.resolve()}?mode=ro{immutable}&uri=true"
 
 
 def make_engine(url: str) -> Engine:
@@ -119,7 +146,10 @@ def make_engine(url: str) -> Engine:
     if backend == "postgresql" and parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
     path = _sqlite_path(url)
-    if path is not None:
+    read_only = path is not None and _read_only(path)
+    if read_only:
+        parsed = make_url(_read_only_url(path))  # type: ignore[arg-type]
+    elif path is not None:
         _prepare_sqlite_file(path)
     kwargs: dict = {}
     if backend == "sqlite":
@@ -135,8 +165,18 @@ def make_engine(url: str) -> Engine:
             "use sqlite:///PATH or postgresql+psycopg://user@host/dbname"
         ) from exc
     if backend == "sqlite":
-        _configure_sqlite(engine)
+        _configure_sqlite(engine, read_only)
     return engine
+
+
+def writing(engine: Engine) -> Engine:
+    """``engine`` for transactions that may write: on SQLite they begin ``IMMEDIATE``."""
+    return engine.execution_options(**{WRITING: True})
+
+
+def is_read_only(engine: Engine) -> bool:
+    """Whether ``engine`` was opened read-only (:func:`make_engine`)."""
+    return "mode=ro" in str(engine.url)
 
 
 @dataclass
@@ -147,7 +187,13 @@ class Database:
     engine: Engine
 
     def __post_init__(self) -> None:
-        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._sessions = sessionmaker(writing(self.engine), expire_on_commit=False)
+        self._readers = sessionmaker(self.engine, expire_on_commit=False)
+
+    @property
+    def read_only(self) -> bool:
+        """Opened read-only: reads work, nothing can be stored (no cached fits either)."""
+        return is_read_only(self.engine)
 
     @property
     def display_url(self) -> str:
@@ -159,8 +205,14 @@ class Database:
 
     @contextmanager
     def session(self) -> Iterator[Session]:
-        """One transaction: committed on success, rolled back on any error."""
+        """One transaction that may write: committed on success, rolled back on any error."""
         with self._sessions() as session, session.begin():
+            yield session
+
+    @contextmanager
+    def reading(self) -> Iterator[Session]:
+        """One transaction that only reads: it neither waits for a writer nor blocks one."""
+        with self._readers() as session, session.begin():
             yield session
 
     def close(self) -> None:
@@ -222,6 +274,13 @@ def open_database(url: str | None = None, *, upgrade: bool = True, create: bool 
     engine = make_engine(resolved)
     check_reachable(engine, resolved)
     stamped = stamped_revision(engine)
+    if is_read_only(engine) and stamped != SCHEMA_HEAD:
+        engine.dispose()
+        raise UserError(
+            f"database {redact(resolved)} is read-only here and at schema revision "
+            f"{stamped or 'none'}, not this benchdb's {SCHEMA_HEAD}; upgrade a writable copy "
+            "with `benchdb db upgrade`"
+        )
     if stamped is None and not create:
         engine.dispose()
         raise UserError(
@@ -231,5 +290,5 @@ def open_database(url: str | None = None, *, upgrade: bool = True, create: bool 
     if stamped != SCHEMA_HEAD:
         from .migrate import ensure_schema
 
-        ensure_schema(engine, resolved, upgrade=upgrade)
+        ensure_schema(writing(engine), resolved, upgrade=upgrade)
     return Database(resolved, engine)

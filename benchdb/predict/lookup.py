@@ -298,4 +298,4 @@ def prepare_lookup(
         environment_id=environment_id,
         context=context,
     )
-    return fit_lookup(db, selection, method)
+    return fit_lookup(db, selection, method, store=not db.read_only)

@@ -98,7 +98,7 @@ def resolve_machine_caches(db: Database, machine: str | None) -> MachineCaches:
     """The named machine (id, hostname, fingerprint prefix) or this one."""
     from ..query import resolve_machine
 
-    with db.session() as s:
+    with db.reading() as s:
         return MachineCaches.from_row(resolve_machine(s, machine))
 
 
@@ -145,7 +145,7 @@ def machine_rows(
         "kernel_version", "shape", "shape_key", "points", "footprint_bytes", "threads",
         "precision", "context", "samples", "t_median", "valid", "flags",
     ]  # fmt: skip
-    with db.session() as s:
+    with db.reading() as s:
         return [dict(zip(keys, row, strict=True)) for row in s.execute(stmt)]
 
 

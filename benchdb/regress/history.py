@@ -64,7 +64,7 @@ class Series:
 
 
 def _known_kernels(db: Database, machine_id: int) -> list[str]:
-    with db.session() as s:
+    with db.reading() as s:
         stmt = (
             select(Kernel.name)
             .join(Measurement, Measurement.kernel_id == Kernel.id)

@@ -1,6 +1,6 @@
 """benchdb: database-driven empirical benchmarking and performance lookup.
 
-The method is that of Osprey et al. (HPCS 2014, ``shared/seeds/003``):
+The method is that of Osprey et al. (HPCS 2014; [003] in docs/design.md):
 benchmark an application's own loops over a well-chosen set of problem sizes,
 store every measurement, and look performance up by memory footprint.
 """

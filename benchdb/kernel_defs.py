@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
@@ -23,6 +23,9 @@ from .kernels.api import KernelError, KernelInfo
 from .kernels.geometry import Geometry
 from .kernels.layout import Layout
 from .kernels.registry import BUILTIN
+
+if TYPE_CHECKING:
+    from .scope import Scope
 
 
 @dataclass(frozen=True)
@@ -160,14 +163,14 @@ def _summary(info: KernelInfo, version: str, counts: tuple[int, int] = (0, 0)) -
 
 
 def kernel_summaries(
-    db: Database | None, machine_id: int | None, available: Sequence[KernelInfo] = ()
+    db: Database | None, scope: Scope | None, available: Sequence[KernelInfo] = ()
 ) -> list[KernelSummary]:
     """Every kernel version the database holds, with its valid and invalid measured
-    points on ``machine_id``, and the ``available`` kernels (built-in, installed
+    points on ``scope``, and the ``available`` kernels (built-in, installed
     plugins) it does not hold yet; by name, stored versions oldest first."""
     from .db.repo import kernel_version
 
-    stored = [] if db is None else _stored_summaries(db, machine_id)
+    stored = [] if db is None else _stored_summaries(db, scope)
     known = {(k.name, k.version) for k in stored}
     fresh = [
         _summary(info, v)
@@ -177,14 +180,14 @@ def kernel_summaries(
     return sorted([*stored, *fresh], key=lambda k: k.name)  # stable: stored versions first
 
 
-def _stored_summaries(db: Database, machine_id: int | None) -> list[KernelSummary]:
+def _stored_summaries(db: Database, scope: Scope | None) -> list[KernelSummary]:
     with db.reading() as s:
         counts: dict[tuple[int, bool], int] = {}
-        if machine_id is not None:
+        if scope is not None:
             stmt = (
                 select(Measurement.kernel_id, Measurement.valid, func.count())
                 .join(Run, Measurement.run_id == Run.id)
-                .where(Run.machine_id == machine_id)
+                .where(scope.runs())
                 .group_by(Measurement.kernel_id, Measurement.valid)
             )
             counts = {(kid, bool(valid)): n for kid, valid, n in s.execute(stmt)}

@@ -5,8 +5,10 @@ predictor marks them on every curve (paper 003 Fig. 3).  They come from sysfs
 (``/sys/devices/system/cpu/cpu0/cache/index*``), with ``lscpu`` and then
 ``sysconf`` as fallbacks, so nothing about any machine is hard-coded.
 
-The fingerprint hashes the hardware and the hostname, not the kernel release:
-an OS update is a software change and belongs to the environment.
+Identity (:mod:`benchdb.node_class`): the description's node class -- what
+sets performance, shared by identical nodes and kept across OS and microcode
+updates -- and the host, the node's name.  The full description is stored
+with each host all the same, for a user to see what a node reported.
 """
 
 from __future__ import annotations
@@ -15,14 +17,13 @@ import json
 import os
 import platform
 import re
-import socket
 import subprocess
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .hashing import content_hash
+from .node_class import NodeClassInfo, host_fingerprint, node_name
 
 SYS_CPU = Path("/sys/devices/system/cpu")
 SYS_NODE = Path("/sys/devices/system/node")
@@ -47,6 +48,9 @@ class CacheLevel:
 
 @dataclass(frozen=True)
 class MachineInfo:
+    """What the OS says about this machine; ``hostname`` is the node name
+    (:func:`benchdb.node_class.node_name`)."""
+
     hostname: str
     cpu_model: str
     sockets: int
@@ -79,15 +83,15 @@ class MachineInfo:
         d["isa_flags"] = list(self.isa_flags)
         return d
 
-    def fingerprint_fields(self) -> dict[str, Any]:
-        d = self.to_dict()
-        for volatile in ("kernel_release", "source", "extra"):
-            d.pop(volatile)
-        return d
+    @property
+    def node_class(self) -> NodeClassInfo:
+        """What sets this machine's performance (:mod:`benchdb.node_class`)."""
+        return NodeClassInfo.of(self.to_dict())
 
     @property
     def fingerprint(self) -> str:
-        return content_hash(self.fingerprint_fields())
+        """The host's identity: its node class and its name."""
+        return host_fingerprint(self.node_class.fingerprint, self.hostname)
 
 
 def _read(path: Path) -> str | None:
@@ -227,7 +231,7 @@ def detect_machine() -> MachineInfo:
     numa = len(list(SYS_NODE.glob("node[0-9]*"))) or 1
     uname = platform.uname()
     return MachineInfo(
-        hostname=socket.gethostname(),
+        hostname=node_name(),
         cpu_model=cpuinfo.get("model name") or uname.processor or uname.machine,
         sockets=sockets,
         cores=cores,

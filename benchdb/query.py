@@ -12,20 +12,22 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from .db.engine import Database
 from .db.models import Kernel, Machine, Measurement, Run
 from .errors import UserError
-from .machine import detect_machine
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from .scope import Scope
 
 MEASUREMENT_COLUMNS = [
     "measurement_id",
     "run_id",
     "machine_id",
+    "host",
+    "node_class_id",
     "environment_id",
     "run_status",
     "run_tags",
@@ -58,71 +60,37 @@ MEASUREMENT_COLUMNS = [
 ]
 
 
-def resolve_machine(session: Session, machine: str | None = None) -> Machine:
-    """A machine by id, fingerprint prefix or hostname; default: this machine.
-
-    Raises :class:`UserError` naming the fix when nothing (or more than one
-    machine) matches.
-    """
-    if machine is None:
-        fp = detect_machine().fingerprint
-        row = session.scalars(select(Machine).where(Machine.fingerprint == fp)).first()
-        if row is None:
-            raise UserError(
-                "this machine has no data in the database; run `benchdb collect` first, "
-                "or name another machine with --machine ID|HOSTNAME|FINGERPRINT"
-            )
-        return row
-    rows: Sequence[Machine] = []
-    if machine.isdigit():
-        row = session.get(Machine, int(machine))
-        rows = [row] if row else []
-    if not rows:
-        rows = session.scalars(
-            select(Machine).where(
-                (Machine.fingerprint.startswith(machine)) | (Machine.hostname == machine)
-            )
-        ).all()
-    if len(rows) != 1:
-        known = (
-            ", ".join(
-                f"{m.id}:{m.hostname}:{m.fingerprint[:12]}"
-                for m in session.scalars(select(Machine)).all()
-            )
-            or "none"
-        )
-        what = "no machine matches" if not rows else "several machines match"
-        raise UserError(f"{what} {machine!r}; known machines (id:host:fingerprint): {known}")
-    return rows[0]
-
-
 def measurements_frame(
     db: Database,
     *,
     kernels: Sequence[str] | None = None,
     run_ids: Sequence[int] | None = None,
-    machine_id: int | None = None,
+    scope: Scope | None = None,
     environment_id: int | None = None,
     threads: Sequence[int] | None = None,
     precision: str | None = None,
     context: str | None = None,
     valid_only: bool = False,
 ) -> pd.DataFrame:
-    """Measurements joined with their run and kernel, filtered; one row per point."""
+    """Measurements joined with their run, host and kernel, filtered; one row per point.
+
+    ``machine_id`` is the host's id, ``host`` its name (:mod:`benchdb.scope`).
+    """
     import pandas as pd
 
     stmt = (
-        select(Measurement, Run, Kernel)
+        select(Measurement, Run, Kernel, Machine)
         .join(Run, Measurement.run_id == Run.id)
         .join(Kernel, Measurement.kernel_id == Kernel.id)
+        .join(Machine, Run.machine_id == Machine.id)
         .order_by(Measurement.id)
     )
     if kernels:
         stmt = stmt.where(Kernel.name.in_(list(kernels)))
     if run_ids:
         stmt = stmt.where(Measurement.run_id.in_(list(run_ids)))
-    if machine_id is not None:
-        stmt = stmt.where(Run.machine_id == machine_id)
+    if scope is not None:
+        stmt = stmt.where(scope.runs())
     if environment_id is not None:
         stmt = stmt.where(Run.environment_id == environment_id)
     if threads:
@@ -135,12 +103,14 @@ def measurements_frame(
         stmt = stmt.where(Measurement.valid.is_(True))
     rows: list[dict[str, Any]] = []
     with db.reading() as s:
-        for m, r, k in s.execute(stmt):
+        for m, r, k, h in s.execute(stmt):
             rows.append(
                 {
                     "measurement_id": m.id,
                     "run_id": r.id,
                     "machine_id": r.machine_id,
+                    "host": h.hostname,
+                    "node_class_id": h.node_class_id,
                     "environment_id": r.environment_id,
                     "run_status": r.status,
                     "run_tags": list(r.tags or []),
@@ -173,6 +143,12 @@ def measurements_frame(
                 }
             )
     return pd.DataFrame(rows, columns=MEASUREMENT_COLUMNS)
+
+
+def kernel_names(db: Database) -> set[str]:
+    """The names of every kernel the database holds, of any version."""
+    with db.session() as s:
+        return set(s.scalars(select(Kernel.name)))
 
 
 def shape_key(shape: Sequence[int]) -> str:

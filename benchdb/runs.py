@@ -16,15 +16,19 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from .db.engine import Database
-from .db.models import Run, utcnow
+from .db.models import RUN_STATUSES as RUN_STATUSES  # re-exported: the states a run is in
+from .db.models import CommMeasurement, Machine, Measurement, Run, utcnow
 from .db.repo import register_environment, register_machine
 from .environment import EnvironmentInfo, detect_environment
 from .machine import MachineInfo, detect_machine
+from .scope import resolve_scope
+from .slurm import jobs as slurm_jobs
 
 
 class Terminated(KeyboardInterrupt):
@@ -63,7 +67,7 @@ def start_run(
             status="running",
             command=" ".join(sys.argv),
             tags=list(tags or []),
-            config=config,
+            config={**config, **slurm_jobs.current_job()},
             hostname=socket.gethostname(),
             pid=os.getpid(),
         )
@@ -119,30 +123,93 @@ def recorded_run(db: Database, **kwargs: Any) -> Iterator[Run]:
 
 
 def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs.  A zombie does not: it has exited and waits
+    to be reaped (an MPI rank whose launcher died first waits for init, which in a
+    container may take seconds)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no procfs (macOS): signal 0 is all there is
+    return stat.rpartition(")")[2].split()[0] != "Z"
 
 
 def is_stale(run: Run) -> bool:
-    """A ``running`` run of this host whose process is gone (killed, power loss)."""
-    return (
-        run.status == "running"
-        and run.hostname == socket.gethostname()
-        and (run.pid is None or not _pid_alive(run.pid))
-    )
+    """A ``running`` run whose process is gone (killed, power loss): a run of this host
+    whose process id is free, or a run of a Slurm job that has ended (its process was on
+    a node this one cannot see)."""
+    if run.status != "running":
+        return False
+    if run.hostname == socket.gethostname():
+        return run.pid is None or not _pid_alive(run.pid)
+    job = (run.config or {}).get(slurm_jobs.CONFIG_KEY)
+    return job is not None and slurm_jobs.job_ended(str(job))
 
 
 def mark_stale_runs(db: Database) -> int:
-    """Mark ``interrupted`` this host's ``running`` runs whose process is gone."""
-    host = socket.gethostname()
+    """Mark ``interrupted`` the ``running`` runs whose process is gone (:func:`is_stale`)."""
     with db.session() as s:
-        running = s.scalars(select(Run).where(Run.status == "running", Run.hostname == host))
+        running = s.scalars(select(Run).where(Run.status == "running"))
         stale = [r for r in running if is_stale(r)]
         for r in stale:
             r.status = "interrupted"
         return len(stale)
+
+
+def stored_runs(
+    db: Database,
+    *,
+    machine: str | None = None,
+    host: str | None = None,
+    status: str | None = None,
+    limit: int = 20,
+) -> list[dict[str, Any]]:
+    """The newest ``limit`` runs (of ``machine``'s node class or of ``host``, in
+    ``status``), with their host, node class and point count (kernel points, or
+    communication points of a comm run); writes nothing."""
+    counts = (
+        select(Measurement.run_id, func.count().label("n")).group_by(Measurement.run_id).subquery()
+    )
+    comm = (
+        select(CommMeasurement.run_id, func.count().label("n"))
+        .group_by(CommMeasurement.run_id)
+        .subquery()
+    )
+    stmt = (
+        select(Run, Machine, func.coalesce(counts.c.n, 0) + func.coalesce(comm.c.n, 0))
+        .join(Machine, Run.machine_id == Machine.id)
+        .outerjoin(counts, counts.c.run_id == Run.id)
+        .outerjoin(comm, comm.c.run_id == Run.id)
+        .order_by(Run.id.desc())
+        .limit(limit)
+    )
+    with db.reading() as s:
+        if machine is not None or host is not None:
+            stmt = stmt.where(resolve_scope(s, machine, host).runs())
+        if status is not None:
+            stmt = stmt.where(Run.status == status)
+        return [
+            {
+                "id": r.id,
+                "status": r.status,
+                "stale": is_stale(r),
+                "kind": r.kind,
+                "machine_id": r.machine_id,
+                "hostname": m.hostname,
+                "node_class_id": m.node_class_id,
+                "environment_id": r.environment_id,
+                "mode": (r.config or {}).get("mode"),
+                "planned_points": len((r.config or {}).get("points", [])) or None,
+                "measurements": n,
+                "started_at": r.started_at,
+                "ended_at": r.ended_at,
+                "tags": list(r.tags or []),
+                "uuid": (r.config or {}).get("uuid"),
+            }
+            for r, m, n in s.execute(stmt)
+        ]

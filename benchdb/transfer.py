@@ -5,7 +5,10 @@ that file (or an export of it) into the shared PostgreSQL.  Importing is
 idempotent -- the same data imported twice adds nothing -- because every row
 is matched by a natural key, never by its database id:
 
-* machine and environment: their content fingerprint;
+* host (a ``machine`` row) and environment: their content fingerprint; a
+  host's record holds its node class's record, matched by the class's
+  fingerprint (a record written before node classes, format 1 or 2, is
+  given its class and host fingerprint as migration 0006 gives old rows);
 * kernel: its name and version (``name@version``; a record written before
   kernels had versions is a built-in kernel, versioned as migration 0004 does);
 * run: its *run key*, ``run.config["uuid"]`` (``benchdb collect`` stores a
@@ -40,21 +43,23 @@ from sqlalchemy.exc import DBAPIError, StatementError
 from sqlalchemy.orm import Session
 
 from .db.engine import Database, open_database
-from .db.models import Base, Environment, Kernel, Machine, Measurement, Run
+from .db.models import Base, Environment, Kernel, Machine, Measurement, NodeClass, Run
 from .db.repo import get_or_create, kernel_version
 from .errors import UserError
 from .hashing import canonical_json, content_hash
+from .node_class import class_fields, host_fingerprint
 from .query import measurements_frame
+from .scope import Scope
 
 FORMAT = "benchdb-export"
-VERSION = 2  # 2: kernels have versions (keyed name@version); files of version 1 still import
-READABLE = (1, VERSION)
+VERSION = 3  # 3: a machine is a host holding its node class; 2: kernels have versions
+READABLE = (1, 2, VERSION)
 FORMAT_TAG = f"{FORMAT}/{VERSION}"
 FORMAT_TAGS = {f"{FORMAT}/{v}" for v in READABLE}
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
-_LINKS = {"id", "machine_id", "environment_id", "run_id", "kernel_id"}
+_LINKS = {"id", "machine_id", "environment_id", "run_id", "kernel_id", "node_class_id"}
 # Fields of each record: every column but surrogate ids and links (natural keys replace them).
 _ENTITY_SKIP = _LINKS | {"created_at"}
 RECORD_COLUMNS = ("machine_record", "environment_record", "run_record", "kernel_record")
@@ -78,6 +83,11 @@ def _plain(value: Any) -> Any:
 def record(row: Base, skip: set[str] = _ENTITY_SKIP) -> dict[str, Any]:
     """A row as a JSON-able dict of its own columns (no surrogate ids)."""
     return {k: _plain(getattr(row, k)) for k in fields(type(row), skip)}
+
+
+def machine_record(machine: Machine) -> dict[str, Any]:
+    """A host's record with its node class's record under ``"node_class"``."""
+    return {**record(machine), "node_class": record(machine.node_class)}
 
 
 def run_key(run: Run) -> str:
@@ -114,16 +124,16 @@ def bundle_from_db(
     *,
     kernels: Sequence[str] | None = None,
     run_ids: Sequence[int] | None = None,
-    machine_id: int | None = None,
+    scope: Scope | None = None,
 ) -> Bundle:
     """The measurements matching the filters (see :func:`measurements_frame`) and their entities."""
-    frame = measurements_frame(db, kernels=kernels, run_ids=run_ids, machine_id=machine_id)
+    frame = measurements_frame(db, kernels=kernels, run_ids=run_ids, scope=scope)
     bundle = Bundle()
     keys: dict[int, str] = {}
     with db.session() as s:
         for run in s.scalars(select(Run).where(Run.id.in_(frame["run_id"].unique().tolist()))):
             keys[run.id] = key = run_key(run)
-            bundle.machines[run.machine.fingerprint] = record(run.machine)
+            bundle.machines[run.machine.fingerprint] = machine_record(run.machine)
             bundle.environments[run.environment.fingerprint] = record(run.environment)
             bundle.runs[key] = {
                 **record(run),
@@ -364,6 +374,7 @@ def _typed(coltype: Any, value: Any, name: str) -> Any:
 class ImportCounts:
     """What an import added; ``measurements_present`` were already in the database."""
 
+    node_classes: int = 0
     machines: int = 0
     environments: int = 0
     kernels: int = 0
@@ -376,11 +387,28 @@ class ImportCounts:
 class _Typed:
     """A bundle checked and typed against the schema, ready to write."""
 
-    machines: dict[str, dict]
+    node_classes: dict[str, dict]  # fingerprint -> fields
+    machines: dict[str, tuple[str, dict]]  # the runs' key -> (node class fingerprint, fields)
     environments: dict[str, dict]
     kernels: dict[str, dict]
     runs: dict[str, tuple[str, str, dict]]  # key -> (machine fp, environment fp, fields)
     measurements: list[tuple[str, str, dict]]  # (run key, kernel, fields)
+
+
+def _host_and_class(rec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A machine record typed as a host and its node class.
+
+    A record written before node classes (formats 1 and 2) describes a machine
+    by the fingerprint of that time; its class and host fingerprint are
+    derived as migration 0006 derives them for the rows of an old database.
+    """
+    nested = rec.get("node_class")
+    host = _coerce(Machine, {k: v for k, v in rec.items() if k != "node_class"}, _ENTITY_SKIP)
+    if nested is None:
+        fields = class_fields(host)
+        nested = {**fields, "fingerprint": content_hash(fields)}
+        host["fingerprint"] = host_fingerprint(nested["fingerprint"], host["hostname"])
+    return host, _coerce(NodeClass, nested, _ENTITY_SKIP)
 
 
 def _check(bundle: Bundle) -> _Typed:
@@ -397,8 +425,15 @@ def _check(bundle: Bundle) -> _Typed:
         if m["run_key"] not in runs or _key_of(m) not in bundle.kernels:
             raise ValueError("a measurement refers to a run or kernel not in the file")
         measurements.append((m["run_key"], _key_of(m), _coerce(Measurement, m, _LINKS)))
+    classes: dict[str, dict] = {}
+    machines: dict[str, tuple[str, dict]] = {}
+    for key, rec in bundle.machines.items():
+        host, node_class = _host_and_class(rec)
+        classes[node_class["fingerprint"]] = node_class
+        machines[key] = (node_class["fingerprint"], host)
     return _Typed(
-        machines={fp: _coerce(Machine, r, _ENTITY_SKIP) for fp, r in bundle.machines.items()},
+        node_classes=classes,
+        machines=machines,
         environments={
             fp: _coerce(Environment, r, _ENTITY_SKIP) for fp, r in bundle.environments.items()
         },
@@ -427,8 +462,15 @@ def _get_or_add(
 def _write(session: Session, data: _Typed) -> ImportCounts:
     counts = ImportCounts()
     ids: dict[str, dict[str, int]] = {"machine": {}, "environment": {}, "kernel": {}, "run": {}}
+    classes: dict[str, int] = {}
+    for fp, values in data.node_classes.items():
+        classes[fp], added = _get_or_add(session, NodeClass, ("fingerprint",), values)
+        counts.node_classes += added
+    hosts = {
+        key: {**values, "node_class_id": classes[fp]} for key, (fp, values) in data.machines.items()
+    }
     for kind, model, key, rows in (
-        ("machine", Machine, ("fingerprint",), data.machines),
+        ("machine", Machine, ("fingerprint",), hosts),
         ("environment", Environment, ("fingerprint",), data.environments),
         ("kernel", Kernel, ("name", "version"), data.kernels),
     ):

@@ -35,3 +35,18 @@ def fmt_seconds(t: float | None) -> str:
         if abs(t) >= scale:
             return f"{t / scale:.3g} {unit}"
     return f"{t / 1e-9:.3g} ns"
+
+
+def fmt_change(ratio: float | None) -> str:
+    """A ratio of times as a change: ``+12.3%`` within a factor of two, else ``×63`` or
+    ``×1/4``, which read better than ``+6200%`` or ``-75%``."""
+    if ratio is None or not math.isfinite(ratio) or ratio <= 0:
+        return "-"
+    if 0.5 <= ratio <= 2:
+        return f"{(ratio - 1) * 100:+.1f}%"
+    return f"×{ratio:.3g}" if ratio > 2 else f"×1/{1 / ratio:.3g}"
+
+
+def fmt_interval(low: float | None, high: float | None) -> str:
+    """An interval of ratios as changes: ``+3.1%..+12.0%``."""
+    return f"{fmt_change(low)}..{fmt_change(high)}"

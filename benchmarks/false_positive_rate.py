@@ -47,12 +47,13 @@ def main() -> None:
         result = run_sweep(db, plan, tags=[f"fp{i}"], context=ctx)
         runs.append(result.run_id)
         print(f"run {result.run_id} collected in {time.monotonic() - t0:.1f} s")
-    kernel_fp = point_fp = points = kernels = failing = 0
+    kernel_fp = point_fp = points = kernels = failing = faster = 0
     ratios = []
     for a, b in itertools.pairwise(runs):
         c = compare_runs(db, str(a), str(b), threshold=args.threshold)
         slower_k = sorted(set(c.kernels.loc[c.kernels["verdict"] == "slower", "kernel"]))
         slower_p = c.results[c.results["verdict"] == "slower"]
+        faster += int((c.kernels["verdict"] == "faster").sum())
         kernel_fp += len(slower_k)
         failing += bool(slower_k)
         point_fp += len(slower_p)
@@ -67,7 +68,7 @@ def main() -> None:
     print(
         f"TOTAL over {len(runs) - 1} comparisons of unchanged code: "
         f"{kernel_fp} false kernel regressions (of {kernels} kernel verdicts), "
-        f"{failing} comparisons exiting 1; "
+        f"{failing} comparisons exiting 1, {faster} kernels called faster; "
         f"{point_fp} false point regressions (of {points} points, --per-point)"
     )
     print(

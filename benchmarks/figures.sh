@@ -40,8 +40,9 @@ step valid2d $B collect --db "$DB" --kernels shallow,stencil2d5,jacobi2d --sizes
 step valid3d $B collect --db "$DB" --kernels stencil3d7 --sizes "$SHAPES3" --tag validation --quiet
 step validate $B validate --db "$DB" --json
 step predict_speed $P benchmarks/predict_speed.py --db "$DB" --kernel shallow.cu
-# issue 8: false positives over repeated comparisons of unchanged code
+# issues 8 and 23: false alarms on unchanged code (real collections); detection of injected slowdowns
 step fpr $P benchmarks/false_positive_rate.py --runs 11 --db "sqlite:///$OUT/fpr.sqlite"
+step detection $P benchmarks/regression_detection.py --trials 5
 # issue 6: MPI against plain C, postal fit, halo model
 step pingpong $P benchmarks/c_pingpong.py --rounds 4
 # issue 7: whole-run prediction against real MPI runs

@@ -40,11 +40,12 @@ from benchdb.collectors.plan import build_plan
 from benchdb.kernels.catalog import SHALLOW_ARRAYS, SHALLOW_LOOPS
 from benchdb.kernels.geometry import SHALLOW
 from benchdb.kernels.sources import load_catalog
+from heldout_common import measured, summary
 
 from benchdb.db.engine import open_database
 from benchdb.machine import detect_machine
 from benchdb.predict.api import predict
-from benchdb.query import measurements_frame, shape_key
+from benchdb.query import shape_key
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "examples" / "shallow_fortran" / "benchdb.toml"
@@ -84,26 +85,6 @@ def benchdb(*args: str) -> None:
     t0 = time.monotonic()
     subprocess.run([sys.executable, "-m", "benchdb", *args], check=True)
     print(f"  {' '.join(args[:3])} ... done in {time.monotonic() - t0:.0f} s", flush=True)
-
-
-def measured(url: str, kernel: str, shapes: list[tuple[int, int]]) -> np.ndarray:
-    db = open_database(url)
-    try:
-        frame = measurements_frame(db, kernels=[kernel], valid_only=True)
-    finally:
-        db.close()
-    by_shape = dict(zip(frame["shape_key"], frame["t_median"], strict=True))
-    return np.array([by_shape.get(shape_key(s), np.nan) for s in shapes])
-
-
-def summary(errors: np.ndarray) -> str:
-    e = np.abs(errors[np.isfinite(errors)])
-    if not e.size:
-        return "no points"
-    return (
-        f"n={e.size:3d}  median {100 * np.median(e):5.1f} %  "
-        f"p90 {100 * np.percentile(e, 90):5.1f} %  max {100 * e.max():5.1f} %"
-    )
 
 
 def main() -> None:

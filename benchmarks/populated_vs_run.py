@@ -21,8 +21,9 @@ import argparse
 from benchdb.collectors.app.collect import run_cases
 from benchdb.collectors.app.populated import calibrate_populated
 
+from benchdb.app.context import LoopContext
 from benchdb.app.decomposition import decompositions
-from benchdb.app.model import AppCase, populated_context
+from benchdb.app.model import AppCase
 from benchdb.app.runs import app_run_summary
 from benchdb.db.engine import open_database
 from benchdb.query import measurements_frame, shape_key
@@ -30,7 +31,7 @@ from benchdb.query import measurements_frame, shape_key
 
 def populated_ms(db, run_id: int, ranks: int) -> dict[str, float]:  # type: ignore[no-untyped-def]
     """Per block, the populated point's milliseconds per step summed over the loops."""
-    frame = measurements_frame(db, run_ids=[run_id], context=populated_context(ranks))
+    frame = measurements_frame(db, run_ids=[run_id], context=str(LoopContext(ranks)))
     loops = frame[frame["kernel"] != "shallow.step"]
     return (1e3 * loops.groupby("shape_key")["t_median"].sum()).to_dict()
 

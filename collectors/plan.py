@@ -33,10 +33,9 @@ MIN_SAMPLES = 5  # docs/design.md "Measurement method": at least five samples, a
 # memory bus are shared with other tenants, whose load comes and goes over
 # seconds to minutes: every sample of one point may fall in one busy spell.
 # Measuring each point again in later passes (the second in reverse order) and
-# taking the median over all their samples decorrelates those spells.  Measured
-# here: pooling three separate default runs cut the 90th-percentile error of an
-# independent 27-shape sweep (shallow loops, stencils) from 12-24% to 9-16%;
-# passes bring that pooling into one run (spells longer than a run remain).
+# taking the median over all their samples decorrelates those spells (the
+# effect of pooling is in docs/findings/collection.md); passes bring that
+# pooling into one run (spells longer than a run remain).
 DEFAULT_PASSES = 3
 QUICK_PASSES = 1
 MAX_PASSES = 10
@@ -88,6 +87,7 @@ class SweepPlan:
     samples: int
     passes: int = 1
     catalog: Catalog = field(default=BUILTIN, compare=False)
+    interleaved: bool = False
 
     def benchmarks(self) -> list[Benchmark]:
         """The benchmarks the plan runs, in plan order."""
@@ -98,7 +98,19 @@ class SweepPlan:
 
         Pass 0 runs the plan's order, pass 1 the reverse, and so on alternating, so
         that neighbouring sizes are not measured at the same moment twice.
+
+        ``interleaved``: each point's pass ``p`` runs right after the next point's
+        pass ``p - 1`` (A1 B1 A2 C1 B2 ...), so a point's repeats are one point
+        apart and a slow spell of the host falls on both: the floor of a held-out
+        check (``benchmarks/heldout.py``).
         """
+        if self.interleaved:
+            slots = sorted(
+                (i + p, p, i) for i in range(len(self.points)) for p in range(self.passes)
+            )
+            return [
+                (p, self.points[i]) for _, p, i in slots if stored.get(self.points[i].key, 0) <= p
+            ]
         todo = []
         for p in range(self.passes):
             order = self.points if p % 2 == 0 else self.points[::-1]
@@ -120,6 +132,8 @@ class SweepPlan:
             "samples": self.samples,
             "passes": self.passes,
         }
+        if self.interleaved:  # other sweeps' hashes stay what they were before this option
+            body["interleaved"] = True
         sources = self.sources()
         if sources:  # a built-in sweep's hash stays what it was before user code existed
             body["sources"] = [dict(s) for s in sources]
@@ -136,6 +150,7 @@ class SweepPlan:
             samples=int(config["samples"]),
             passes=int(config.get("passes", 1)),
             catalog=catalog,
+            interleaved=bool(config.get("interleaved", False)),
         )
 
 

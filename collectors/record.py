@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from benchdb.app.context import FULLSTEP
 from benchdb.db.models import Measurement
 from benchdb.query import shape_key
 from benchdb.stats import summarize
@@ -28,7 +29,7 @@ from ..kernels.api import KernelInfo
 from .plan import Point
 from .timing import PointTiming
 
-CONTEXT_FULLSTEP = "fullstep"  # the shallow loops, timed inside the whole time step
+CONTEXT_FULLSTEP = FULLSTEP  # the shallow loops, timed inside the whole time step
 CONTEXT_ISOLATED = "isolated"  # a micro-kernel repeated on its own
 CONTEXT_PROGRAM = "program"  # a user's program, timed by its own timers inside its step
 

@@ -26,9 +26,16 @@ RUN_KIND = "kernels"
 
 
 def find_resumable(
-    db: Database, machine_id: int, environment_id: int, sweep_hash: str
+    db: Database,
+    machine_id: int,
+    environment_id: int,
+    sweep_hash: str,
+    *,
+    kind: str = RUN_KIND,
+    statuses: tuple[str, ...] = ("interrupted",),
 ) -> int | None:
-    """The newest interrupted run of this sweep on this machine and environment."""
+    """The newest unfinished run (in ``statuses``) of this sweep on this machine and
+    environment."""
     mark_stale_runs(db)
     with db.session() as s:
         runs = s.scalars(
@@ -36,8 +43,8 @@ def find_resumable(
             .where(
                 Run.machine_id == machine_id,
                 Run.environment_id == environment_id,
-                Run.kind == RUN_KIND,
-                Run.status == "interrupted",
+                Run.kind == kind,
+                Run.status.in_(statuses),
             )
             .order_by(Run.id.desc())
         )

@@ -38,9 +38,9 @@ FIXED_EXTENTS: dict[str, dict[int, int]] = {"tridiag": {1: 100}}
 # Automatic sizes never ask for more than this share of the available memory.
 AUTO_MEMORY_SHARE = 0.5
 # The calibration rectangles' rows are this many times longer / shorter than the
-# square's: measured here, a 50x50 shallow block's loops ran 3-13 % slower as
-# 25x100 (shorter rows) and a 1100x1100 one's up to 14 % faster as 550x2200 (the
-# previous rows stay in L1, Kerncraft's layer condition); the validation
+# square's: the row length moves a loop's rate, either way (on a small block
+# shorter rows are slower; on a large one they keep the previous rows in L1,
+# Kerncraft's layer condition: docs/findings/collection.md), and the validation
 # rectangles and the distributed model's local blocks have aspects within 4:1.
 ASPECT_FACTOR = 2
 

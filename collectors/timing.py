@@ -9,7 +9,13 @@
 * Repetitions are calibrated so that one sample lasts at least the target
   sample time (20 ms by default), long against the clock and against the
   ~0.2 us numba call that starts it; the repetition loop itself runs in
-  compiled code (``Prepared.run``).
+  compiled code (``Prepared.run``).  The trial the repetitions are
+  extrapolated from is timed :data:`CALIBRATION_CHECKS` times and the
+  fastest counts: one trial slowed by another process (descheduled for a few
+  milliseconds) would otherwise give far too few repetitions, and every
+  sample of the point would carry the per-call overhead that the
+  repetitions are there to amortise -- a systematic error no median
+  removes (measured: docs/findings/regression-detection.md).
 * At least five samples are taken; every one is kept, in seconds *per
   repetition*, per kernel (the shallow benchmark reports each of its loops).
 """
@@ -24,6 +30,7 @@ from ..kernels.api import Prepared, SelfTimed
 
 CALIBRATION_FRACTION = 0.25  # stop calibrating once a trial lasts this share of the target
 MAX_GROWTH = 100  # a calibration trial is at most this many times the previous one
+CALIBRATION_CHECKS = 3  # the final calibration trial is timed this often; the fastest counts
 
 
 @dataclass(frozen=True)
@@ -51,7 +58,10 @@ def calibrate(prepared: Prepared, sample_time: float) -> int:
     while True:
         wall = _elapsed(prepared, repetitions)
         if wall >= sample_time * CALIBRATION_FRACTION:
-            return max(1, math.ceil(repetitions * sample_time / wall))
+            for _ in range(CALIBRATION_CHECKS - 1):
+                wall = min(wall, _elapsed(prepared, repetitions))
+            if wall >= sample_time * CALIBRATION_FRACTION:  # else that trial was disturbed
+                return max(1, math.ceil(repetitions * sample_time / wall))
         growth = MAX_GROWTH if wall <= 0 else sample_time * CALIBRATION_FRACTION / wall * 1.5
         repetitions = max(repetitions + 1, math.ceil(repetitions * min(MAX_GROWTH, growth)))
 

@@ -12,10 +12,8 @@ decade has.
 The rate's error goes whole into every time a process measures, so each end of
 the calibration is a counter read bracketed by two ``perf_counter`` reads, the
 narrowest of a burst: a process preempted between two reads (both cores busy)
-widens that bracket and is skipped, instead of moving the rate.  Measured here
-(``benchmarks/tick_rate.py --calibrations 20`` during an app validation),
-reading the two clocks one after the other at each end of three 15 ms sleeps
-had put the rate up to 1 % off in 5 of 20 calibrations.
+widens that bracket and is skipped, instead of moving the rate (unbracketed
+reads were up to 1 % off: docs/findings/collection.md).
 """
 
 from __future__ import annotations

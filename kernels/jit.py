@@ -5,11 +5,10 @@
 * ``error_model="numpy"``: no Python zero-division checks inside the loops
   (the shallow ``z`` loop and the Thomas solver divide).
 * ``boundscheck=False``: no bounds checks whatever ``NUMBA_BOUNDSCHECK`` says.
-* no ``cache=True``: numba's on-disk cache was tried and measured -- code
-  loaded from it ran the shallow step 2.4x slower at 35x35 (36 vs 15 us a
-  step; cross-library calls such as the clock read stop being inlined), which
-  would distort exactly the small sizes this tool measures.  Each process
-  compiles (shallow ~5-10 s) instead.
+* no ``cache=True``: code loaded from numba's on-disk cache no longer inlines
+  cross-library calls such as the clock read, which slows exactly the small
+  sizes this tool measures (docs/findings/collection.md).  Each process
+  compiles instead.
 
 Each kernel is written once with ``prange``; :func:`variants` compiles it
 twice.  ``prange`` in a function compiled without ``parallel=True`` is a plain

@@ -27,7 +27,8 @@ NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 LOOP_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
 PLACEHOLDERS = ("reps", "precision", "threads", "binary")
 
-_TOP = {"format", "program", "shape", "footprint", "loops"}
+_TOP = {"format", "program", "shape", "footprint", "loops", "compare"}
+"""``compare`` is the project's CI settings (benchdb.config), which a spec file may also hold."""
 _PROGRAM = {
     "name", "description", "workdir", "build", "binary", "command", "timeout", "precisions",
 }  # fmt: skip

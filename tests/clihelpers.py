@@ -44,6 +44,18 @@ def assert_user_error(proc: subprocess.CompletedProcess[str], needle: str) -> No
     assert len(lines) == 1, proc.stderr
 
 
+def runner() -> CliRunner:
+    """A runner whose ``result.stdout`` is standard output alone, on every click typer allows.
+
+    click 8.1 mixes standard error into ``stdout`` unless told not to; click 8.2 removed
+    the switch and always keeps the two apart.
+    """
+    try:
+        return CliRunner(mix_stderr=False)  # type: ignore[call-arg]
+    except TypeError:
+        return CliRunner()
+
+
 def invoke(*args: str, env: dict[str, str] | None = None) -> Result:
     """Run a command in this process (no interpreter start-up: cheap, compiled code is shared).
 
@@ -52,4 +64,4 @@ def invoke(*args: str, env: dict[str, str] | None = None) -> Result:
     """
     from benchdb.cli.app import app
 
-    return CliRunner().invoke(app, list(args), env=env)
+    return runner().invoke(app, list(args), env=env)

@@ -7,29 +7,19 @@ exchange, and the message model has none of them).  Here those runs are read
 back: per decomposition and per ``field.axis`` exchange, the slowest rank's
 seconds per exchange against the local footprint (median over the runs of one
 grid, then a running median over three neighbouring grids: the first exchange
-after a group of loops absorbs the neighbour's lateness, which is noise -- one
-0.25 s calibration run here measured 29 us where its neighbours measured 5
-and 12), interpolated linearly in log-log between the calibrated grids and
-held at the end values beyond them (flagged as extrapolated).  A decomposition
-that was not calibrated falls back to the halo model.
+after a group of loops absorbs the neighbour's lateness, which is noise),
+interpolated linearly in log-log between the calibrated grids and held at the
+end values beyond them (flagged as extrapolated).  A decomposition that was
+not calibrated falls back to the halo model.
 
 The runs of one grid also give :data:`SPREAD`, the relative interquartile
 range of a step's exchanges summed: the model reports it as the exchanges'
-part of a prediction's spread.  Measured here (2-core EPYC, ``benchmarks/
-app_validation.py --near``, c11): the exchanges of a 2-rank step on the L2 grids
-cost either 9.0-11 us or 4.1-4.8 us, the host switching between the two from one
-minute to the next, for the calibration runs and the validated runs alike; a
-prediction that said +-1 % then missed by 30 %.
-
-The same runs give one more series, :data:`UNTIMED`: the rank's wall time per
-step that neither a loop timer nor an exchange timer covers (the calls between
-them, the clock reads themselves; the loop curves have the reads' cost taken
-out).  Measured here (2-core Xeon, 2 MiB L2 per core; ``app calibrate --ranks
-2`` and ``benchmarks/app_validation.py``): 2-3 us a step on grids up to
-150x150, which is 2.5-4.9 % of a 2-rank run of the 126x126 grid, growing with
-the block beyond L2.  On grids of tens of MiB it was -0.7..+1 %: there the
-per-process error of the clock-rate calibration of the time (up to 1 % before
-:func:`benchdb.kernels.clock.tick_rate` bracketed its reads) dominated it.
+part of a prediction's spread, because a host's exchange cost can switch
+between levels from one minute to the next.  And :data:`UNTIMED`: the rank's
+wall time per step that neither a loop timer nor an exchange timer covers (the
+calls between them, the clock reads themselves; the loop curves have the
+reads' cost taken out).  The figures behind all three are in
+docs/findings/app-exchanges.md.
 """
 
 from __future__ import annotations

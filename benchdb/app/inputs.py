@@ -2,23 +2,32 @@
 
 Communication parameters come from a machine file (``--machine-file``: a
 path or a bundled name, :func:`benchdb.comm.params.load_machine_file`) or
-from this machine's fitted communication models in the database.
+from the fitted communication models of a node class in the database.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..comm.params import CommParams, load_machine_file
 from ..errors import UserError
 from .energy import PowerModel, load_power_file
 
+if TYPE_CHECKING:
+    from ..db.engine import Database
+
 
 def comm_params(
-    db: Any, machine_file: str | None, machine: str | None, *, needed: bool = True
+    db: Database,
+    machine_file: str | None,
+    machine: str | None,
+    host: str | None = None,
+    *,
+    needed: bool = True,
 ) -> CommParams | None:
-    """The machine file's parameters, else the database's fitted ones for ``machine``.
+    """The machine file's parameters, else the database's fitted ones of ``machine``'s
+    node class (or of ``host``'s runs).
 
     ``needed=False`` (every case runs on one rank): None unless a file is given.
     """
@@ -28,7 +37,7 @@ def comm_params(
         return None
     from ..comm.store import load_params
 
-    return load_params(db, machine)
+    return load_params(db, machine, host)
 
 
 def power_model(

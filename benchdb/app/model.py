@@ -9,9 +9,9 @@ docs/design.md "Whole application", after Kerbyson & Jones (paper 001 eq. 1-5):
 and the slowest rank sets the run time.  The last term is not in paper 001: it
 is the running model's time between its loop and exchange timers (the calls
 between them and the clock reads), measured in the same calibration runs as the
-exchanges (:mod:`.exchange_table`); 2.5-4.9 % of a 2-rank run on an L2-sized grid
-here.  A single rank has no calibration runs and leaves it out (0.4-0.6 % of
-its runs, measured the same way).  ``T_loop`` comes from the footprint
+exchanges (:mod:`.exchange_table`).  A single rank has no calibration runs and
+leaves it out (docs/findings/app-exchanges.md has its size in both cases).
+``T_loop`` comes from the footprint
 lookup (paper 003 eq. 8-9, :func:`benchdb.predict.predict`) at the rank's
 *local* block; ``T_halo`` from the exchanges measured in the running model where
 ``benchdb app calibrate`` timed this decomposition (:mod:`.exchange_table`:
@@ -38,23 +38,21 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from enum import Enum
+from typing import TYPE_CHECKING, Any
 
 from ..comm.halo import predict_halo2d
 from ..comm.params import CommParams
 from ..comm.postal import PiecewisePostal
 from ..errors import UserError
 from ..kernels.api import DTYPE_BYTES
+from .context import LoopContext
 from .decomposition import Decomposition
 from .exchange_table import MeasuredExchanges, measured_exchanges
 from .shallow_app import BOUNDARY_KERNEL, EXCHANGED_FIELDS, HALO_WIDTH, STEP_KERNELS
 
-SINGLE_CONTEXT = "fullstep"
-
-
-def populated_context(ranks_per_node: int) -> str:
-    """Timing context of the loop curves measured with ``ranks_per_node`` busy processes."""
-    return SINGLE_CONTEXT if ranks_per_node <= 1 else f"fullstep:ppn{ranks_per_node}"
+if TYPE_CHECKING:
+    from ..db.engine import Database
 
 
 @dataclass(frozen=True)
@@ -103,18 +101,35 @@ class ModelOptions:
 
     method: str | None = None
     machine: str | None = None
+    host: str | None = None
     populated: bool = True
     overlap: bool = False
     ranks_per_node: int | None = None
     scaling: Scaling = field(default_factory=Scaling)
     contention: tuple[float, float] = (1.0, 1.0)
-    measured_exchanges: bool = True
+    measured_exchanges: bool = True  # False: the halo model even where calibrated
+    other_machine: bool = False  # the communication parameters describe another machine
 
     @property
     def uses_measured_exchanges(self) -> bool:
-        """False where the exchanges must come from the (rescalable) halo model."""
+        """Whether exchanges that ``app calibrate`` measured on this machine may price
+        the run: not where the halo model is asked for, not for another machine's
+        parameters, and not under a bandwidth or latency what-if (measured exchanges
+        cannot be rescaled; the halo model, paper 001 eq. 8-10, can)."""
         s = self.scaling
-        return self.measured_exchanges and (s.bandwidth, s.latency) == (1.0, 1.0)
+        return (
+            self.measured_exchanges
+            and not self.other_machine
+            and (s.bandwidth, s.latency) == (1.0, 1.0)
+        )
+
+
+class ExchangeSource(Enum):
+    """Where a prediction's exchange times come from."""
+
+    MEASURED = "measured"  # app calibrate's runs of the model (:mod:`.exchange_table`)
+    HALO_MODEL = "halo model"  # paper 001 eq. 8-10
+    NONE = "none"  # a single rank: no exchanges, the serial periodic boundary
 
 
 def check_steps(steps: int, diag_every: int) -> None:
@@ -157,9 +172,10 @@ class AppPrediction:
     exchanges: dict[str, float]
     reduction_s: float
     overlap: bool
-    context: str
+    context: LoopContext
     extrapolated: list[str]
     comm: dict[str, Any]
+    exchange_source: ExchangeSource
     loop_uncertainty: dict[str, float] = field(default_factory=dict)
     loop_interpolation: dict[str, float] = field(default_factory=dict)
     untimed_s: float = 0.0  # outside the loop and exchange timers (measured exchanges only)
@@ -173,7 +189,7 @@ class AppPrediction:
     def compute_uncertainty_s(self) -> float:
         """The loops' lookup uncertainties (``uncertainty_rel``: the spread of the curve's
         samples at the bracketing sizes), added as fully correlated: on a shared host the
-        other tenants move every loop of a run together (measured: issue 7's validation),
+        other tenants move every loop of a run together (docs/findings/app-loop-curves.md),
         so they do not average out over the loops.  Not in it: the interpolation error
         between measured sizes (:attr:`compute_interpolation_s`) and the exchanges."""
         return sum(t * self.loop_uncertainty.get(k, 0.0) for k, t in self.loops.items())
@@ -237,7 +253,7 @@ class AppPrediction:
             "untimed_s": self.untimed_s,
             "dominant": self.dominant,
             "overlap": self.overlap,
-            "context": self.context,
+            "context": str(self.context),
             "loops_s": self.loops,
             "loops_uncertainty_rel": self.loop_uncertainty,
             "loops_interpolation_rel": {
@@ -269,7 +285,7 @@ class _Loops:
 
 
 def _compute(
-    db: Any, cases: Sequence[AppCase], contexts: Sequence[str], options: ModelOptions
+    db: Database, cases: Sequence[AppCase], contexts: Sequence[LoopContext], options: ModelOptions
 ) -> list[_Loops]:
     """Per case, the lookup's answer for each loop.
 
@@ -279,7 +295,7 @@ def _compute(
     from ..predict import DEFAULT_METHOD, predict
 
     out = [_Loops() for _ in cases]
-    groups: dict[tuple[str, str, str], list[int]] = {}
+    groups: dict[tuple[str, str, LoopContext], list[int]] = {}
     for i, (case, ctx) in enumerate(zip(cases, contexts, strict=True)):
         for kernel in _kernels_for(case):
             groups.setdefault((kernel, case.precision, ctx), []).append(i)
@@ -294,12 +310,13 @@ def _compute(
                 method=options.method or DEFAULT_METHOD,
                 precision=precision,
                 machine=options.machine,
-                context=ctx,
+                host=options.host,
+                context=str(ctx),
             )
         except UserError as exc:
-            if ctx == SINGLE_CONTEXT:
+            if not ctx.populated:
                 raise
-            ppn = ctx.rsplit("ppn", 1)[1]
+            ppn = ctx.ranks_per_node
             raise UserError(
                 f"{exc}; measure the curves of a node with {ppn} busy processes with "
                 f"`benchdb app calibrate --ranks {ppn}`, or predict with --single-process-curves"
@@ -319,15 +336,18 @@ def _exchanges(
     options: ModelOptions,
     rpn: int,
     measured: MeasuredExchanges | None,
-) -> tuple[dict[str, float], float, float, dict[str, Any], bool]:
-    """Seconds per 'field.axis' over all steps, seconds outside the timers, the relative
-    spread of the exchanges, the model's description, extrapolated?"""
+) -> tuple[ExchangeSource, dict[str, float], float, float, dict[str, Any], bool]:
+    """Where the exchanges come from, seconds per 'field.axis' over all steps, seconds
+    outside the timers, the relative spread of the exchanges, the model's description,
+    extrapolated?  Measured where ``app calibrate`` timed this decomposition and the
+    options allow it (``measured`` is None otherwise), else the halo model."""
     if measured is not None and measured.covers(case.decomp):
         per, outside = measured.per_exchange(case.decomp, case.local)
         untimed = measured.untimed(case.decomp, case.local) * case.steps
         spread = measured.spread(case.decomp, case.local)
         exchanges = {k: v * case.steps for k, v in per.items()}
-        return exchanges, untimed, spread, measured.describe(case.decomp), outside
+        described = measured.describe(case.decomp)
+        return ExchangeSource.MEASURED, exchanges, untimed, spread, described, outside
     halo = predict_halo2d(
         options.scaling.apply(comm),
         (case.decomp.px, case.decomp.py),
@@ -342,11 +362,11 @@ def _exchanges(
     per_axis = {p.phase: p.seconds * case.steps for p in halo.phases}
     exchanges = {f"{f}.{ax}": per_axis[ax] for f in EXCHANGED_FIELDS for ax in ("x", "y")}
     described = {"model": "halo model (paper 001 eq. 8-10)", **halo.to_dict()}
-    return exchanges, 0.0, 0.0, described, False
+    return ExchangeSource.HALO_MODEL, exchanges, 0.0, 0.0, described, False
 
 
 def _measured_tables(
-    db: Any, cases: Sequence[AppCase], options: ModelOptions
+    db: Database, cases: Sequence[AppCase], options: ModelOptions
 ) -> dict[tuple[int, str], MeasuredExchanges | None]:
     """The measured-exchange table per (ranks, precision) the cases need, if any."""
     if not options.uses_measured_exchanges:
@@ -354,8 +374,8 @@ def _measured_tables(
     from ..predict.source import resolve_machine_caches
     from .runs import app_runs
 
-    machine_id = resolve_machine_caches(db, options.machine).machine_id
-    runs = [r for r in app_runs(db) if r["machine_id"] == machine_id]
+    hosts = set(resolve_machine_caches(db, options.machine, options.host).scope.host_ids)
+    runs = [r for r in app_runs(db) if r["machine_id"] in hosts]
     wanted = {(c.decomp.ranks, c.precision) for c in cases if c.decomp.ranks > 1}
     return {(n, p): measured_exchanges(runs, n, p) for n, p in wanted}
 
@@ -377,7 +397,7 @@ def _reduction(case: AppCase, comm: CommParams, options: ModelOptions, rpn: int)
 
 
 def predict_app(
-    db: Any,
+    db: Database,
     cases: Sequence[AppCase],
     comm: CommParams | None,
     options: ModelOptions | None = None,
@@ -385,7 +405,7 @@ def predict_app(
     """Predictions for ``cases`` (one predictor fit per kernel for all of them)."""
     options = options or ModelOptions()
     rpns = [_ranks_on_node(c, options, comm) for c in cases]
-    contexts = [populated_context(r) if options.populated else SINGLE_CONTEXT for r in rpns]
+    contexts = [LoopContext.for_ranks(r) if options.populated else LoopContext() for r in rpns]
     if comm is None and any(c.decomp.ranks > 1 for c in cases):
         raise UserError(
             "no communication parameters: run `benchdb comm collect` on this machine, "
@@ -399,9 +419,10 @@ def predict_app(
         if case.decomp.ranks == 1:
             exchanges, described, reduction = {}, {"model": "serial periodic boundary"}, 0.0
             untimed = spread = 0.0
+            source = ExchangeSource.NONE
         else:
             table = tables.get((case.decomp.ranks, case.precision))
-            exchanges, untimed, spread, described, outside = _exchanges(
+            source, exchanges, untimed, spread, described, outside = _exchanges(
                 case, comm, options, rpn, table
             )
             if outside:
@@ -409,7 +430,7 @@ def predict_app(
             reduction = _reduction(case, comm, options, rpn)
         pred = AppPrediction(
             case, loops.seconds, exchanges, reduction, options.overlap, ctx, extrap, described,
-            loop_uncertainty=loops.uncertainty, loop_interpolation=loops.interpolation,
+            source, loop_uncertainty=loops.uncertainty, loop_interpolation=loops.interpolation,
             untimed_s=untimed, exchange_uncertainty_rel=spread,
         )  # fmt: skip
         results.append(pred)

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..comm.params import CommParams
 from ..errors import UserError
 from .decomposition import decompositions
 from .energy import PowerModel
 from .model import AppCase, AppPrediction, ModelOptions, predict_app
+
+if TYPE_CHECKING:
+    from ..db.engine import Database
 
 
 def scenario_cases(
@@ -49,24 +53,43 @@ def energy_of(
     return power.energy(pred.total_s, busy_cores=rpn, cores=max(cores, rpn), nodes=nodes)
 
 
+@dataclass(frozen=True)
+class RankedPrediction:
+    """One scenario's prediction, its place (1: fastest), its time over the fastest's
+    (None when the fastest predicts no time) and its energy (None without power data)."""
+
+    rank: int
+    prediction: AppPrediction
+    vs_best: float | None
+    energy: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.prediction.to_dict(),
+            "energy": self.energy,
+            "rank": self.rank,
+            "vs_best": self.vs_best,
+        }
+
+
 def explore(
-    db: Any,
+    db: Database,
     cases: Sequence[AppCase],
     comm: CommParams | None,
     options: ModelOptions,
     *,
     power: PowerModel | None = None,
     cores: int = 1,
-) -> list[dict[str, Any]]:
+) -> list[RankedPrediction]:
     """Predictions ranked fastest first, each with its breakdown, dominant term and energy."""
-    preds = predict_app(db, cases, comm, options)
-    rows = []
-    for pred in sorted(preds, key=lambda p: p.total_s):
-        row = pred.to_dict()
-        row["energy"] = energy_of(pred, power, cores, options.ranks_per_node)
-        rows.append(row)
-    best = rows[0]["total_s"] if rows else 0.0
-    for rank, row in enumerate(rows, start=1):
-        row["rank"] = rank
-        row["vs_best"] = row["total_s"] / best if best > 0 else None
-    return rows
+    preds = sorted(predict_app(db, cases, comm, options), key=lambda p: p.total_s)
+    best = preds[0].total_s if preds else 0.0
+    return [
+        RankedPrediction(
+            rank,
+            pred,
+            pred.total_s / best if best > 0 else None,
+            energy_of(pred, power, cores, options.ranks_per_node),
+        )
+        for rank, pred in enumerate(preds, start=1)
+    ]

@@ -84,6 +84,12 @@ COMMANDS: dict[str, LazyCommand] = {
     "app": LazyCommand(
         "app_cmd", "app", "Run the distributed shallow-water model, or predict a whole run.", _MPI
     ),
+    "slurm": LazyCommand(
+        "slurm_cmd",
+        "app",
+        "On a Slurm cluster: collect on many nodes, measure communication across nodes.",
+        _MPI,
+    ),
     "scenario": LazyCommand(
         "scenario_cmd",
         "scenario",
@@ -92,7 +98,10 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "db": LazyCommand("db_cmd", "app", "Create, upgrade and inspect the database schema.", _ADMIN),
     "machine": LazyCommand(
-        "machine_cmd", "app", "Describe this machine (CPU, caches, memory) and register it.", _ADMIN
+        "machine_cmd",
+        "app",
+        "This machine's node class and host; the classes and hosts a database holds.",
+        _ADMIN,
     ),
 }
 
@@ -147,12 +156,9 @@ def _usage_line(exc: Exception) -> str:
 def main() -> None:
     """Console-script entry point: exit status 2 and one line for any bad input."""
     try:
-        code = app(standalone_mode=False)
+        code = app(prog_name="benchdb", standalone_mode=False)
     except _USAGE_ERROR as exc:
-        if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: its help, as asked
-            typer.echo(exc.format_message())  # type: ignore[attr-defined]
-        else:
-            _error(_usage_line(exc))
+        _error(_usage_line(exc))
         sys.exit(2)
     except UserError as exc:
         _error(str(exc))

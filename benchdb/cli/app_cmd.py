@@ -9,10 +9,11 @@ section 4).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..app.context import LoopContext
 from ..app.decomposition import parse_decomposition
 from ..app.model import predict_app
 from ..app.scenario import energy_of
@@ -21,6 +22,10 @@ from ..query import parse_shape, shape_key
 from ..units import fmt_seconds
 from .app_options import CaseOptions, WhatIf, option_group
 from .common import DbOption, JsonOption, err_console, open_db, print_json, print_table
+from .groups import HelpGroup
+
+if TYPE_CHECKING:
+    from ..db.engine import Database
 
 app = typer.Typer(
     help="Run the distributed shallow-water model, or predict a whole run.\n\n"
@@ -29,6 +34,7 @@ app = typer.Typer(
     "  benchdb app predict --grid 1024x1024 --decomp 2x1 --steps 200\n\n"
     "  benchdb app calibrate --ranks 2",
     no_args_is_help=True,
+    cls=HelpGroup,
 )
 
 DecompOption = Annotated[str, typer.Option("--decomp", help="Decomposition PXxPY, e.g. 2x1.")]
@@ -64,12 +70,22 @@ def predict_cmd(
 ) -> None:
     """Predict a whole run: loops from the lookup, exchanges as `app calibrate` measured
     them in the running model (else from the halo model; --halo-model forces it).
-    Two ± follow the total: the lookup's spread of the loops (their samples' spread at
-    the bracketing sizes) and its interpolation error (the curve's leave-one-out error
-    there: large where it bends between measured sizes, at a cache edge), each added
-    over the loops as moving together.  The exchanges are in neither.
+    Two ± follow the total.  "spread": the lookup's spread of the loops (their samples'
+    spread at the bracketing sizes), added over the loops as moving together, plus the
+    measured exchanges' spread over their calibration runs (none from the halo model).
+    "interpolation": the loops' interpolation error (the curve's leave-one-out error at
+    the bracketing sizes: large where it bends between measured sizes, at a cache edge),
+    added over the loops likewise; the exchanges are not in it.  The loops' curves pool
+    the hosts of this machine's node class (--machine names another class, --host one
+    host).
 
-    Example: benchdb app predict --grid 1024x1024 --decomp 2x1 --steps 200
+    Examples:
+
+      benchdb app predict --grid 1024x1024 --decomp 2x1 --steps 200
+
+      benchdb app predict --grid 1024x1024 --decomp 2x1 --steps 200 --host node07
+
+      benchdb app predict --grid 1024x1024 --decomp 2x2 --halo-model --scale-bandwidth 2
     """
     case = run.app_case(parse_decomposition(decomp))
     case.check()
@@ -194,7 +210,8 @@ def calibrate_cmd(
     """Measure the loop curves with RANKS processes busy at once (populated node),
     then the distributed model's halo exchanges for every decomposition of RANKS.
     Each process steps its block as a RANKS-rank run does (the step in three parts
-    around the exchanges): the loops run 1-15 % slower that way than in the serial step.
+    around the exchanges), which its loops run measurably slower than the serial step
+    (docs/findings/app-loop-curves.md).
 
     Paper 001 keeps per-cell curves for one and for several processes per node;
     `app predict` and `scenario` use these for runs with that many ranks per node.
@@ -202,8 +219,8 @@ def calibrate_cmd(
     footprints one octave apart): packing, evicted buffers and the wait for a
     neighbour are part of an exchange, and the message model has none of them.
 
-    On a shared host the curves drift with the other tenants (here every loop of a
-    run moved together by 15-40 % within half an hour).  Before you rely on a
+    On a shared host the curves drift with the other tenants (every loop of a run
+    together, within the hour: docs/findings/app-loop-curves.md).  Before you rely on a
     prediction for one grid, --near GRID re-measures, in about a minute, the curve
     points (rows as long as the blocks' rows) and exchanges on both sides of that
     grid's blocks, and the points the full calibration had measured between those
@@ -247,7 +264,7 @@ def _calibrate_near(
 
 
 def _calibrate_full(
-    database: Any,
+    database: Database,
     ranks: int,
     quick: bool,
     sizes: str | None,
@@ -263,15 +280,10 @@ def _calibrate_full(
         run_id, stored = calibrate_populated(
             database, ranks, quick=quick, sizes_spec=sizes, timeout=timeout
         )
-    result: dict[str, Any] = {
-        "run_id": run_id,
-        "measurements": stored,
-        "context": f"fullstep:ppn{ranks}",
-    }
+    context = LoopContext(ranks)
+    result: dict[str, Any] = {"run_id": run_id, "measurements": stored, "context": str(context)}
     if not quiet:
-        err_console.print(
-            f"run {run_id}: stored {stored} measurements in context fullstep:ppn{ranks}"
-        )
+        err_console.print(f"run {run_id}: stored {stored} measurements in context {context}")
     if exchanges:
         with err_console.status(f"timing the halo exchanges of the model on {ranks} ranks ..."):
             cases = calibration_cases(detect_machine(), ranks, "float64")

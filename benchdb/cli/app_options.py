@@ -16,7 +16,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -26,6 +26,10 @@ from ..app.inputs import comm_params, power_model
 from ..app.model import AppCase, ModelOptions, Scaling
 from ..comm.params import CommParams
 from ..query import parse_shape
+from .common import HostOption, MachineOption
+
+if TYPE_CHECKING:
+    from ..db.engine import Database
 
 GridOption = Annotated[str, typer.Option("--grid", help="Global grid MxN, e.g. 1024x1024.")]
 StepsOption = Annotated[int, typer.Option("--steps", help="Timed time steps.")]
@@ -41,9 +45,6 @@ MachineFileOption = Annotated[
         help="Communication parameters of another machine: a JSON/TOML file or a bundled "
         "name (summit, bluegene_l, ...). Default: this machine's fitted models.",
     ),
-]
-MachineOption = Annotated[
-    str | None, typer.Option("--machine", help="Machine whose loop data to use (id/host).")
 ]
 MethodOption = Annotated[
     str | None, typer.Option("--method", help="Lookup interpolation (default: predictor's).")
@@ -108,6 +109,7 @@ class WhatIf:
 
     machine_file: MachineFileOption = None
     machine: MachineOption = None
+    host: HostOption = None
     method: MethodOption = None
     overlap: OverlapOption = False
     single_process_curves: SingleOption = False
@@ -126,11 +128,13 @@ class WhatIf:
         return ModelOptions(
             method=self.method,
             machine=self.machine,
+            host=self.host,
             populated=not self.single_process_curves,
             overlap=self.overlap,
             ranks_per_node=self.ranks_per_node,
             scaling=Scaling(self.scale_compute, self.scale_bandwidth, self.scale_latency),
-            measured_exchanges=not (self.halo_model or self.machine_file),
+            measured_exchanges=not self.halo_model,
+            other_machine=bool(self.machine_file),
         )
 
     def power(self) -> PowerModel | None:
@@ -139,15 +143,15 @@ class WhatIf:
             self.power_file, self.core_busy_w, self.core_idle_w, self.package_idle_w, self.dram_w
         )
 
-    def comm(self, db: Any, *, needed: bool) -> CommParams | None:
-        return comm_params(db, self.machine_file, self.machine, needed=needed)
+    def comm(self, db: Database, *, needed: bool) -> CommParams | None:
+        return comm_params(db, self.machine_file, self.machine, self.host, needed=needed)
 
-    def cores(self, db: Any) -> int:
-        """Cores of the machine whose loop data is used (energy of idle cores)."""
-        from ..query import resolve_machine
+    def cores(self, db: Database) -> int:
+        """Cores of the node class whose loop data is used (energy of idle cores)."""
+        from ..scope import resolve_scope
 
-        with db.session() as s:
-            return int(resolve_machine(s, self.machine).cores)
+        with db.reading() as s:
+            return resolve_scope(s, self.machine, self.host).cores
 
 
 def option_group(name: str, cls: type) -> Callable[[Callable[..., None]], Callable[..., None]]:

@@ -1,4 +1,4 @@
-"""``benchdb collect``: populate the database on this machine (issue 4).
+"""``benchdb collect``: populate the database on this machine.
 
 A thin layer over :func:`benchdb.collectors.sweep.run_sweep`: parse and check
 the options (bad input exits 2 before anything is allocated or written), show
@@ -8,7 +8,7 @@ a progress bar, print a per-kernel summary at the end.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import (
@@ -26,6 +26,9 @@ from ..query import measurements_frame, shape_key
 from ..units import fmt_bytes, fmt_seconds
 from .common import DbOption, JsonOption, err_console, open_db, print_json, print_table
 from .measurements_cmd import rate_text
+
+if TYPE_CHECKING:
+    from ..db.engine import Database
 
 
 class ProgressObserver:
@@ -68,7 +71,7 @@ class ProgressObserver:
         self.progress.stop()
 
 
-def summary_rows(db: Any, run_id: int) -> list[dict[str, Any]]:
+def summary_rows(db: Database, run_id: int) -> list[dict[str, Any]]:
     """Per kernel, precision and threads: points, footprints, peak and largest-size rate."""
     frame = measurements_frame(db, run_ids=[run_id])
     rows = []

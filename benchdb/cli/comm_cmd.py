@@ -7,7 +7,6 @@ and global sums (2·log2 P stages or measured).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated
 
@@ -16,62 +15,57 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..comm.params import CommParams, bundled_machines, load_machine_file
 from ..errors import UserError
-from ..machine import parse_size
 from ..query import parse_shape
 from ..units import fmt_bytes, fmt_seconds
-from .common import DbOption, JsonOption, emit, err_console, open_db, print_json
+from .comm_options import (
+    ALL_BENCHMARKS,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_SAMPLES,
+    BenchmarksOption,
+    CommJobOptions,
+    DecompOption,
+    HaloFieldsOption,
+    HaloLocalOption,
+    MaxBytesOption,
+    MinSampleTimeOption,
+    QuickOption,
+    SamplesOption,
+    SizesOption,
+    TagOption,
+)
+from .common import (
+    DbOption,
+    HostOption,
+    JsonOption,
+    MachineOption,
+    emit,
+    err_console,
+    open_db,
+    print_json,
+)
+from .groups import HelpGroup
 
 app = typer.Typer(
     help="MPI communication: measure (ping-pong, pairs, halo, allreduce), fit, predict.\n\n"
     "Start with `benchdb comm collect --ranks 2`, then `benchdb comm fit` and "
     "`benchdb comm predict --pattern halo2d --decomp 2x1 --local 256x256 --fields 3`.",
     no_args_is_help=True,
+    cls=HelpGroup,
 )
-
-MachineOption = Annotated[
-    str | None, typer.Option("--machine", help="Machine id, hostname or fingerprint prefix.")
-]
-
-
-def _size(text: str) -> int:
-    try:
-        value = parse_size(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise UserError(f"--max-bytes {text!r} is not a positive size; write e.g. 4MiB or 65536")
-    return value
-
-
-def _list(text: str | None, option: str) -> list[int] | None:
-    if text is None:
-        return None
-    if not re.fullmatch(r"\s*\d+(\s*,\s*\d+)*\s*", text) or 0 in [int(v) for v in text.split(",")]:
-        raise UserError(f"{option} {text!r} must be positive integers separated by commas")
-    return [int(v) for v in text.split(",")]
 
 
 @app.command()
 def collect(
     ranks: Annotated[int, typer.Option("--ranks", "-n", help="MPI ranks to start.")] = 2,
-    benchmarks: Annotated[
-        str,
-        typer.Option(
-            help="Comma-separated: pingpong, exchange (MPI_Sendrecv), pairs, halo2d, allreduce."
-        ),
-    ] = "pingpong,exchange,pairs,halo2d,allreduce",
-    max_bytes: Annotated[str, typer.Option(help="Largest ping-pong message.")] = "4MiB",
-    sizes: Annotated[
-        str | None, typer.Option(help="Explicit ping-pong sizes, e.g. 8,1024.")
-    ] = None,
-    decomp: Annotated[str | None, typer.Option(help="Halo grid PXxPY (default: balanced).")] = None,
-    halo_local: Annotated[
-        str, typer.Option(help="Halo block edges n (n×n blocks).")
-    ] = "16,64,256,1024",
-    halo_fields: Annotated[str, typer.Option(help="Fields per halo message.")] = "1,3",
-    samples: Annotated[int, typer.Option(help="Samples per point (all stored).")] = 7,
-    min_sample_time: Annotated[float, typer.Option(help="Seconds per sample.")] = 0.002,
-    quick: Annotated[bool, typer.Option(help="A short sweep (up to 64 KiB, 5 samples).")] = False,
+    benchmarks: BenchmarksOption = ALL_BENCHMARKS,
+    max_bytes: MaxBytesOption = DEFAULT_MAX_BYTES,
+    sizes: SizesOption = None,
+    decomp: DecompOption = None,
+    halo_local: HaloLocalOption = "16,64,256,1024",
+    halo_fields: HaloFieldsOption = "1,3",
+    samples: SamplesOption = DEFAULT_SAMPLES,
+    min_sample_time: MinSampleTimeOption = 0.002,
+    quick: QuickOption = False,
     mpiexec: Annotated[
         str | None, typer.Option(help="mpiexec to use (default: the venv's).")
     ] = None,
@@ -80,11 +74,11 @@ def collect(
     ] = None,
     bind: Annotated[bool, typer.Option(help="Pin ranks to cores (Hydra -bind-to core).")] = True,
     timeout: Annotated[float | None, typer.Option(help="Stop the job after this many s.")] = None,
-    tag: Annotated[list[str] | None, typer.Option(help="Tag for the run (repeatable).")] = None,
+    tag: TagOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Run the MPI benchmarks under mpiexec and store every sample in one transaction.
+    """Run the MPI benchmarks under mpiexec and commit every point as it is measured.
 
     Examples:
 
@@ -93,40 +87,17 @@ def collect(
       benchdb comm collect --ranks 2 --quick --benchmarks pingpong,halo2d
 
     If any rank fails or is killed, the job ends with mpiexec's exit code and
-    one line naming the rank; nothing is written.  On a cluster, start the same
-    job yourself: `srun -n 64 python -m benchdb.collectors.mpi --db URL`.
+    one line naming the rank; the points measured so far are kept, and the same
+    command continues the run, measuring only the points it lacks.  On a Slurm
+    cluster, `benchdb slurm comm --nodes 2` runs the same job across nodes.
     """
     from ..collectors.mpi import launcher
-    from ..collectors.mpi.protocol import BENCHMARKS
 
-    if ranks < 2:
-        raise UserError(f"--ranks {ranks}: the benchmarks need at least 2 ranks; use --ranks 2")
-    chosen = [b.strip() for b in benchmarks.split(",") if b.strip()]
-    unknown = sorted(set(chosen) - set(BENCHMARKS))
-    if unknown or not chosen:
-        raise UserError(f"unknown benchmark(s) {unknown}; choose from {','.join(BENCHMARKS)}")
-    if samples < 1 or min_sample_time <= 0:
-        raise UserError("--samples must be at least 1 and --min-sample-time positive")
-    biggest = _size("64KiB" if quick and max_bytes == "4MiB" else max_bytes)
-    args = ["--benchmarks", ",".join(chosen), "--max-bytes", str(biggest), "--progress"]
-    args += ["--samples", str(5 if quick and samples == 7 else samples)]
-    args += ["--min-sample-time", repr(min_sample_time)]
-    if (size_list := _list(sizes, "--sizes")) is not None:
-        args += ["--sizes", ",".join(map(str, size_list))]
-    if decomp is not None:
-        from ..app.decomposition import parse_decomposition
-
-        d = parse_decomposition(decomp)
-        if d.ranks != ranks:
-            raise UserError(
-                f"--decomp {decomp} has {d.ranks} ranks but --ranks is {ranks}; "
-                f"choose PXxPY with PX*PY = {ranks}"
-            )
-        args += ["--decomp", f"{d.px},{d.py}"]
-    args += ["--halo-local", ",".join(map(str, _list(halo_local, "--halo-local") or []))]
-    args += ["--halo-fields", ",".join(map(str, _list(halo_fields, "--halo-fields") or []))]
-    for t in tag or []:
-        args += ["--tag", t]
+    options = CommJobOptions(
+        benchmarks, max_bytes, sizes, decomp, halo_local, halo_fields, samples,
+        min_sample_time, quick, tuple(tag or ()),
+    )  # fmt: skip
+    args = [*options.module_args(ranks, f"--ranks {ranks}"), "--progress"]
     exe = launcher.find_mpiexec(mpiexec)
     database = open_db(db, create=True)  # checked (if new, created) before any MPI work
     args += ["--db", database.url]
@@ -151,8 +122,10 @@ def collect(
         print_json(summary)
         return
     cfg = summary["config"]
+    resumed = f"continued ({summary['measured']} measured now), " if summary["resumed"] else ""
     err_console.print(
-        f"run {summary['run_id']}: {summary['points']} points from {cfg['ranks']} ranks on "
+        f"run {summary['run_id']}: {resumed}{summary['points']} points from {cfg['ranks']} "
+        "ranks on "
         f"{', '.join(cfg['hosts'])} in {cfg['seconds']:.1f} s ({', '.join(cfg['benchmarks'])}); "
         "next: `benchdb comm fit`"
     )
@@ -161,17 +134,25 @@ def collect(
 @app.command()
 def fit(
     machine: MachineOption = None,
+    host: HostOption = None,
     run: Annotated[int | None, typer.Option(help="Fit this run (default: the newest).")] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Fit the postal (ping-pong and Sendrecv), max-rate and allreduce models of a comm run.
 
-    Example: benchdb comm fit --json
+    The run is the newest comm run of this machine's node class (of --machine's
+    class, or of --host's runs), or --run; the models belong to the class.
+
+    Examples:
+
+      benchdb comm fit --json
+
+      benchdb comm fit --host node07
     """
     from ..comm.store import fit_models
 
-    m, r, rows = fit_models(open_db(db), machine, run)
+    scope, r, rows = fit_models(open_db(db), machine, run, host)
     out = [
         {
             "model_id": row.id,
@@ -195,36 +176,8 @@ def fit(
             ("max_rel_error", "max |err|", lambda v: f"{v:.1%}"),
         ],
         as_json=as_json,
-        title=f"communication models of {m.hostname}, run {r.id}",
+        title=f"communication models of {scope.label}, run {r.id}",
     )
-
-
-def _params_rows(params: CommParams, accuracy: dict[tuple[str, str], dict]) -> list[dict]:
-    """One row per placement and regime of the ping-pong (postal) and Sendrecv fits."""
-    rows = []
-    fits = [("postal", params.postal), ("exchange", params.exchange)]
-    for kind, models in fits:
-        for placement, model in models.items():
-            acc = accuracy.get((f"comm.{kind}", placement), {}).get("regimes", {})
-            for reg in model.regimes:
-                mr = params.maxrate_regime(placement, reg.min_bytes) if kind == "postal" else None
-                rows.append(
-                    {
-                        "model": kind,
-                        "placement": placement,
-                        "regime": reg.name,
-                        "min_bytes": reg.min_bytes,
-                        "max_bytes": reg.max_bytes,
-                        "alpha_s": reg.alpha,
-                        "beta_s_per_byte": reg.beta,
-                        "bandwidth_Bps": 1 / reg.beta if reg.beta > 0 else None,
-                        "maxrate": mr.to_dict() if mr else None,
-                        "points": acc.get(reg.name, {}).get("points"),
-                        "median_rel_error": acc.get(reg.name, {}).get("median_rel_error"),
-                        "max_rel_error": acc.get(reg.name, {}).get("max_rel_error"),
-                    }
-                )
-    return rows
 
 
 def _pct(v: float | None) -> str:
@@ -234,10 +187,13 @@ def _pct(v: float | None) -> str:
 @app.command()
 def show(
     machine: MachineOption = None,
+    host: HostOption = None,
     machine_file: Annotated[
         str | None, typer.Option(help="Show a machine file (path or bundled name) instead.")
     ] = None,
-    plot: Annotated[Path | None, typer.Option(help="Write measured vs model to this PNG.")] = None,
+    plot: Annotated[
+        Path | None, typer.Option(help="Write measured vs model to this PNG or SVG.")
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -249,44 +205,36 @@ def show(
 
       benchdb comm show --machine-file summit --json
     """
-    from ..comm.validate import halo_validation
+    from ..comm.summary import REGIME_COLUMNS, comm_summary, regime_rows
 
-    if machine_file:
-        params, accuracy, frame = load_machine_file(machine_file), {}, None
-    else:
-        from ..comm.store import comm_frame, latest_run, load_params
-
-        database = open_db(db)
-        params = load_params(database, machine)
-        accuracy = _accuracy(database, machine)
-        _, run = latest_run(database, machine)
-        frame = comm_frame(database, run.id)
-    rows = _params_rows(params, accuracy)
-    halo_rows = halo_validation(frame, params) if frame is not None else []
     if plot is not None:
-        if frame is None:
+        if machine_file:
             raise UserError("--plot needs measured data; drop --machine-file")
-        from ..comm.plot import plot_comm
+        from ..figures import check_output
 
-        plot_comm(frame, params, halo_rows, plot)
+        check_output(plot)
+    if machine_file:
+        params, frame, halo_rows = load_machine_file(machine_file), None, []
+        rows = regime_rows(params, {})
+    else:
+        summary = comm_summary(open_db(db), machine, host)
+        params, frame, halo_rows, rows = (
+            summary.params,
+            summary.frame,
+            summary.halo,
+            summary.regimes,
+        )
+    if plot is not None and frame is not None:
+        from ..figures import comm_fits, save
+
+        save(comm_fits(frame, params, halo_rows), plot)
     if as_json:
         print_json({"machine": params.name, "source": params.source, "regimes": rows,
                     "halo_validation": halo_rows})  # fmt: skip
         return
     emit(
         rows,
-        [
-            ("model", "model", None),
-            ("placement", "placement", None),
-            ("regime", "regime", None),
-            ("min_bytes", "from", fmt_bytes),
-            ("max_bytes", "to", fmt_bytes),
-            ("alpha_s", "α", fmt_seconds),
-            ("bandwidth_Bps", "1/β", lambda v: f"{fmt_bytes(v)}/s"),
-            ("points", "points", None),
-            ("median_rel_error", "median |err|", _pct),
-            ("max_rel_error", "max |err|", _pct),
-        ],
+        REGIME_COLUMNS,
         as_json=False,
         title=f"{params.name}: piecewise postal models, ping-pong and Sendrecv ({params.source})",
     )
@@ -306,23 +254,6 @@ def show(
         )
     if plot is not None:
         err_console.print(f"plot written to {plot}")
-
-
-def _accuracy(database, machine: str | None) -> dict[tuple[str, str], dict]:  # type: ignore[no-untyped-def]
-    """Fit accuracy of the newest postal and exchange models, by (kind, placement)."""
-    from sqlalchemy import select
-
-    from ..db.models import Model
-    from ..query import resolve_machine
-
-    with database.session() as s:
-        m = resolve_machine(s, machine)
-        rows = s.scalars(
-            select(Model)
-            .where(Model.machine_id == m.id, Model.kind.in_(("comm.postal", "comm.exchange")))
-            .order_by(Model.id)
-        ).all()
-        return {(r.kind, r.subject): r.accuracy for r in rows}
 
 
 @app.command()
@@ -345,6 +276,7 @@ def predict(
         str | None, typer.Option(help="Machine file (path or bundled name: summit, ...).")
     ] = None,
     machine: MachineOption = None,
+    host: HostOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -385,7 +317,7 @@ def predict(
         if ranks is not None and d.ranks != ranks:
             raise UserError(f"--decomp {decomp} has {d.ranks} ranks, not --ranks {ranks}")
         nx, ny = parse_shape(local, 2)
-    params = _params(machine_file, machine, db)
+    params = _params(machine_file, machine, host, db)
     if pattern == "halo2d":
         from ..comm.halo import predict_halo2d
 
@@ -433,12 +365,14 @@ def predict(
     emit([out], [(k, k, fmt_seconds if k == "seconds" else None) for k in out], as_json=as_json)
 
 
-def _params(machine_file: str | None, machine: str | None, db: str | None) -> CommParams:
+def _params(
+    machine_file: str | None, machine: str | None, host: str | None, db: str | None
+) -> CommParams:
     if machine_file:
         return load_machine_file(machine_file)
     from ..comm.store import load_params
 
-    return load_params(open_db(db), machine)
+    return load_params(open_db(db), machine, host)
 
 
 @app.command()

@@ -36,6 +36,24 @@ DbOption = Annotated[
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Print JSON (SI units) instead of a table.")
 ]
+MachineOption = Annotated[
+    str | None,
+    typer.Option(
+        "--machine",
+        help="Node class whose hosts' data pool: its id, the name of any of its hosts, or a "
+        "fingerprint prefix (`benchdb machine list`). Default: this machine's class.",
+        rich_help_panel="Machine",
+    ),
+]
+HostOption = Annotated[
+    str | None,
+    typer.Option(
+        "--host",
+        help="Only this host's data (its name, e.g. a Slurm node name, or id), not its "
+        "whole node class.",
+        rich_help_panel="Machine",
+    ),
+]
 
 
 def open_db(url: str | None, *, create: bool = False) -> Database:

@@ -14,8 +14,11 @@ from ..db.engine import (
 )
 from ..db.migrate import current_revision, ensure_schema, head_revision
 from .common import DbOption, JsonOption, print_json
+from .groups import HelpGroup
 
-app = typer.Typer(help="Create, upgrade and inspect the database schema.", no_args_is_help=True)
+app = typer.Typer(
+    help="Create, upgrade and inspect the database schema.", no_args_is_help=True, cls=HelpGroup
+)
 
 
 @app.command()

@@ -7,11 +7,20 @@ from typing import Annotated, Any
 import typer
 
 from ..regress import DETECTORS, get_detector, kernel_history
+from ..regress.baseline import baseline_changes
 from ..regress.detectors.base import DEFAULT_MIN_CHANGE
 from ..regress.detectors.zscore import Z_THRESHOLD
 from ..units import fmt_bytes, fmt_seconds
-from .common import DbOption, JsonOption, console, open_db, print_json, print_table
-from .compare_cmd import MachineOption
+from .common import (
+    DbOption,
+    HostOption,
+    JsonOption,
+    MachineOption,
+    console,
+    open_db,
+    print_json,
+    print_table,
+)
 
 
 def _env_text(diff: list[dict[str, Any]]) -> str:
@@ -21,9 +30,15 @@ def _env_text(diff: list[dict[str, Any]]) -> str:
 
 
 def _change_text(step: dict[str, Any]) -> str:
-    """The kernel's new version (changed code), then the environment's differences."""
-    env = _env_text(step["environment_diff"])
-    return f"kernel version {step['version_change']}; {env}" if step["version_change"] else env
+    """The kernel's new version (changed code), the environment's differences, then a
+    baseline reset there and its reason (a step someone accepted)."""
+    text = _env_text(step["environment_diff"])
+    if step["version_change"]:
+        text = f"kernel version {step['version_change']}; {text}"
+    reset = step.get("baseline_reset")
+    if reset:
+        text += f"; baseline reset to run {reset['run_id']}: {reset['reason'] or 'no reason given'}"
+    return text
 
 
 def history(
@@ -53,12 +68,14 @@ def history(
         float, typer.Option("--z-threshold", min=0.5, help="zscore detector: |z| above this.")
     ] = Z_THRESHOLD,
     machine: MachineOption = None,
+    host: HostOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Show a kernel's median time per run and the steps in it, with what changed there.
 
-    One series per (shape, threads, precision, context), oldest run first.
+    One series per (shape, threads, precision, context), oldest run first,
+    over the runs of every host of the node class (--host: of one host).
     Detectors (thresholds documented in benchdb.regress.detectors):
 
     potts: L1 piecewise-constant fit, number of steps by asv's information
@@ -71,34 +88,42 @@ def history(
     --min-change.  Judges a single new run.
 
     For each step: the run it starts at and the environment change from the
-    run before (versions, threading layer, NUMBA_/OMP_ variables, commit).
+    run before (versions, threading layer, NUMBA_/OMP_ variables, commit),
+    and a baseline reset there with its reason (`benchdb baseline set RUN
+    --reason ...`).  The machine's baseline resets are listed below the steps.
 
     Examples:
 
         benchdb history --kernel shallow.cu
 
         benchdb history --kernel stream.triad --shape 1000000 --detector zscore --json
+
+        benchdb history --kernel shallow.cu --host node07
     """
     params: dict[str, Any] = {"min_change": min_change / 100}
     if detector == "zscore":
         params["z_threshold"] = z_threshold
     found = get_detector(detector, **params)
-    host, series = kernel_history(
-        open_db(db),
+    database = open_db(db)
+    scope, series = kernel_history(
+        database,
         kernel,
         shape=shape,
         threads=threads,
         precision=precision,
         context=context,
         machine=machine,
+        host=host,
         detector=found,
     )
+    resets = baseline_changes(database, scope["node_class_id"])
     if as_json:
         print_json(
             {
-                "machine": host,
+                "machine": scope,
                 "kernel": kernel,
                 "detector": {"name": found.name, **params},
+                "baseline_changes": resets,
                 "series": [s.to_dict() for s in series],
             }
         )
@@ -130,7 +155,7 @@ def history(
             ("latest", "latest median", fmt_seconds),
             ("steps", f"steps ({found.name})", None),
         ],
-        title=f"{kernel} on {host['hostname']}",
+        title=f"{kernel} on {scope['label']}",
     )
     if len(series) == 1:
         print_table(
@@ -139,6 +164,7 @@ def history(
                 ("run_id", "run", None),
                 ("run_started_at", "started", lambda d: d.strftime("%Y-%m-%d %H:%M:%S")),
                 ("run_tags", "tags", lambda t: ", ".join(t)),
+                ("host", "host", None),
                 ("environment_id", "env", None),
                 ("kernel_version", "version", lambda v: v[:8]),
                 ("t_median", "median", fmt_seconds),
@@ -171,3 +197,15 @@ def history(
         )
     else:
         console.print(f"no step larger than {min_change:g}% found")
+    if resets:
+        print_table(
+            resets,
+            [
+                ("set_at", "reset", lambda d: d.strftime("%Y-%m-%d %H:%M")),
+                ("previous_run_id", "from run", None),
+                ("run_id", "to run", None),
+                ("run_tags", "tags", lambda t: ", ".join(t)),
+                ("reason", "reason", None),
+            ],
+            title=f"baseline resets of {scope['label']}",
+        )

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
 from rich.markup import escape
 
 from ..errors import UserError
-from .common import DbOption, JsonOption, emit, err_console, open_db
+from .common import DbOption, HostOption, JsonOption, MachineOption, emit, err_console, open_db
 
 COLUMNS = [
     ("name", "kernel", None),
@@ -21,10 +18,8 @@ COLUMNS = [
 
 
 def kernels(
-    machine: Annotated[
-        str | None,
-        typer.Option(help="Count the points of this machine (id, hostname, fingerprint prefix)."),
-    ] = None,
+    machine: MachineOption = None,
+    host: HostOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -33,7 +28,8 @@ def kernels(
     For each version of each kernel: where it comes from (builtin, plugin,
     program), the version hash (a user's changed code is a new version), the
     reference flops, loads and stores it counts per point, how many valid (and
-    invalid) points are measured on this machine, and its spec file or plugin
+    invalid) points are measured on this machine's node class (or --machine's,
+    or on --host), and its spec file or plugin
     (--json adds the family, arrays and description).  Without a database
     yet, it lists what can be collected and says so.  A plugin
     that fails to import is reported on stderr and left out.
@@ -43,12 +39,14 @@ def kernels(
       benchdb kernels
 
       benchdb kernels --machine node17 --json
+
+      benchdb kernels --host node17
     """
     from ..kernel_defs import kernel_summaries
     from ..kernels.api import KernelError
     from ..kernels.registry import BUILTIN
     from ..kernels.sources import installed_plugins, load_entry_point
-    from ..query import resolve_machine
+    from ..scope import Scope, read_scope
 
     available = BUILTIN.kernels()
     for ep in installed_plugins():
@@ -56,22 +54,21 @@ def kernels(
             available += [k for b in load_entry_point(ep) for k in b.kernels]
         except KernelError as exc:
             err_console.print(f"[yellow]warning:[/] {exc}", highlight=False, soft_wrap=True)
-    machine_id: int | None = None
+    scope: Scope | None = None
     try:
         database = open_db(db)
     except UserError as missing:  # nothing stored yet: list what can be collected, and say so
-        if machine is not None:
+        if machine is not None or host is not None:
             raise
         err_console.print(f"note: {escape(str(missing))}", highlight=False, soft_wrap=True)
         database = None
     if database is not None:
-        with database.session() as s:
-            try:
-                machine_id = resolve_machine(s, machine).id
-            except UserError:
-                if machine is not None:
-                    raise  # this machine has measured nothing yet: no points here
-    rows = kernel_summaries(database, machine_id, available)
+        try:
+            scope = read_scope(database, machine, host)
+        except UserError:
+            if machine is not None or host is not None:
+                raise  # this machine's class has measured nothing yet: no points here
+    rows = kernel_summaries(database, scope, available)
     if as_json:
         emit([r.to_json() for r in rows], COLUMNS, as_json=True)
         return

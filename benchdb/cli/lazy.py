@@ -2,7 +2,7 @@
 
 The commands' modules pull in scipy, matplotlib, pandas, alembic or mpi4py;
 importing all of them for every invocation made `benchdb predict` take
-seconds before it did any work (issue 5 asks for < 1 s from a cold start).
+seconds before it did any work (the aim is < 1 s from a cold start).
 :class:`LazyGroup` lists the commands from a table and imports a command's
 module only when that command runs (or its own ``--help`` is asked for).
 While the root ``--help`` is being formatted it hands typer's help renderer
@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import typer
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperCommand
+
+from .groups import HelpGroup
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,7 @@ class LazyCommand:
         return TyperCommand(name, help=self.help, short_help=self.help, rich_help_panel=self.panel)
 
 
-class LazyGroup(TyperGroup):
+class LazyGroup(HelpGroup):
     """A typer group whose subcommands come from :data:`commands` on demand."""
 
     commands_table: dict[str, LazyCommand] = {}  # noqa: RUF012 (set by make_lazy_group)

@@ -6,16 +6,26 @@ import math
 from typing import Annotated, Any
 
 import typer
-from sqlalchemy import select
 
-from ..db.models import Kernel
+from ..db.engine import Database
 from ..errors import UserError
-from ..query import measurements_frame, resolve_machine
+from ..query import kernel_names, measurements_frame
+from ..scope import read_scope
 from ..transfer import frame_records
 from ..units import fmt_bytes, fmt_rate, fmt_seconds
-from .common import DbOption, JsonOption, err_console, open_db, print_json, print_table
+from .common import (
+    DbOption,
+    HostOption,
+    JsonOption,
+    MachineOption,
+    err_console,
+    open_db,
+    print_json,
+    print_table,
+)
+from .groups import HelpGroup
 
-app = typer.Typer(help="Read stored measurements.", no_args_is_help=True)
+app = typer.Typer(help="Read stored measurements.", no_args_is_help=True, cls=HelpGroup)
 
 JSON_FIELDS = (
     "run_id", "kernel", "kernel_version", "shape", "points", "footprint_bytes", "threads",
@@ -65,10 +75,9 @@ def parse_run(text: str | None) -> int | None:
     return int(text)
 
 
-def check_kernels(database: Any, names: list[str]) -> None:
+def check_kernels(database: Database, names: list[str]) -> None:
     """UserError naming the stored kernels when one asked for is unknown."""
-    with database.session() as s:
-        known = set(s.scalars(select(Kernel.name)))
+    known = kernel_names(database)
     unknown = [n for n in names if n not in known]
     if unknown:
         listing = ", ".join(sorted(known)) or "none yet -- run `benchdb collect --quick`"
@@ -85,10 +94,8 @@ def show(
         str | None,
         typer.Option(help="Run id, or 'all'. Default: the latest run with matching points."),
     ] = None,
-    machine: Annotated[
-        str | None,
-        typer.Option(help="Machine id, hostname or fingerprint prefix. Default: this machine."),
-    ] = None,
+    machine: MachineOption = None,
+    host: HostOption = None,
     threads: Annotated[int | None, typer.Option(help="Only this thread count.")] = None,
     precision: Annotated[str | None, typer.Option(help="Only float64 or float32.")] = None,
     db: DbOption = None,
@@ -105,21 +112,22 @@ def show(
       benchdb measurements show --kernel shallow.cu
 
       benchdb measurements show -k stream.triad,stream.copy --run 3 --json
+
+      benchdb measurements show -k stream.triad --host node07
     """
     database = open_db(db)
     kernels = split(kernel)
     run_id = parse_run(run)
     if kernels:
         check_kernels(database, kernels)
-    machine_id = None
-    if machine is not None or run_id is None:
-        with database.session() as s:
-            machine_id = resolve_machine(s, machine).id
+    scope = None
+    if machine is not None or host is not None or run_id is None:
+        scope = read_scope(database, machine, host)
     frame = measurements_frame(
         database,
         kernels=kernels or None,
         run_ids=[run_id] if run_id is not None else None,
-        machine_id=machine_id,
+        scope=scope,
         threads=[threads] if threads is not None else None,
         precision=precision,
     )

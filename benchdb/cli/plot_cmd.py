@@ -8,18 +8,14 @@ from typing import Annotated
 import typer
 
 from ..errors import UserError
-from .common import DbOption, console, open_db
-from .predict_cmd import (
-    ContextOption,
-    EnvOption,
-    MachineOption,
-    PrecisionOption,
-    ThreadsOption,
-)
+from .common import DbOption, HostOption, MachineOption, console, open_db
+from .groups import HelpGroup
+from .predict_cmd import ContextOption, EnvOption, PrecisionOption, ThreadsOption
 
 app = typer.Typer(
     help="Figures: `curve` (paper 003 Fig. 3/5), `validation` (Fig. 4), `roofline`.",
     no_args_is_help=True,
+    cls=HelpGroup,
 )
 
 OutOption = Annotated[Path, typer.Option("--out", "-o", help="Output file, .png or .svg.")]
@@ -36,6 +32,7 @@ def curve(
     threads: ThreadsOption = 1,
     precision: PrecisionOption = "float64",
     machine: MachineOption = None,
+    host: HostOption = None,
     environment: EnvOption = None,
     context: ContextOption = None,
     db: DbOption = None,
@@ -46,11 +43,11 @@ def curve(
     """
     import numpy as np
 
-    from ..plots import check_output, plot_performance_curve
+    from .. import figures
     from ..predict.lookup import prepare_lookup
     from ..predict.methods import METHODS
 
-    check_output(out)
+    figures.check_output(out)
     database = open_db(db)
     curves, units, caches = [], set(), ()
     for k in kernel:
@@ -63,6 +60,7 @@ def curve(
                 threads=threads,
                 precision=precision,
                 machine=machine,
+                host=host,
                 environment_id=environment,
                 context=context,
             )
@@ -74,7 +72,7 @@ def curve(
         curves.append({"kernel": k, "points": lk.curve.points_table(), "fits": fits})
     if len(units) > 1:
         raise UserError(f"kernels with different units ({', '.join(units)}) cannot share a plot")
-    path = plot_performance_curve(curves, caches, out, unit=units.pop())
+    path = figures.save(figures.performance_curve(curves, caches, unit=units.pop()), out)
     console.print(f"wrote {path}")
 
 
@@ -88,19 +86,21 @@ def validation(
     threads: ThreadsOption = 1,
     precision: PrecisionOption = "float64",
     machine: MachineOption = None,
+    host: HostOption = None,
     db: DbOption = None,
 ) -> None:
     """Predicted vs measured on the independent sweep (see `benchdb validate`).
 
     Example:  benchdb plot validation --method pchip --out fig4.svg
     """
-    from ..plots import check_output, plot_predicted_vs_measured
+    from .. import figures
     from ..predict.validate import validate
 
-    check_output(out)
+    figures.check_output(out)
     report = validate(
         open_db(db),
         machine=machine,
+        host=host,
         kernels=kernel,
         methods=[method],
         threads=threads,
@@ -108,7 +108,7 @@ def validation(
         fit_runs=fit_run,
         check_runs=check_run,
     )
-    path = plot_predicted_vs_measured(report["check_points"], out)
+    path = figures.save(figures.predicted_vs_measured(report["check_points"]), out)
     console.print(f"wrote {path}")
 
 
@@ -118,6 +118,7 @@ def roofline(
     threads: ThreadsOption = 1,
     precision: PrecisionOption = "float64",
     machine: MachineOption = None,
+    host: HostOption = None,
     environment: EnvOption = None,
     db: DbOption = None,
 ) -> None:
@@ -127,17 +128,17 @@ def roofline(
     """
     import numpy as np
 
-    from ..plots import check_output, plot_roofline
+    from .. import figures
     from ..predict.baselines import roofline as model
     from ..predict.machine_data import machine_data
     from ..predict.source import machine_rows, resolve_machine_caches
 
-    check_output(out)
+    figures.check_output(out)
     database = open_db(db)
-    mc = resolve_machine_caches(database, machine)
+    mc = resolve_machine_caches(database, machine, host)
     data = machine_data(
         database,
-        machine_rows(database, mc.machine_id, precision=precision),
+        machine_rows(database, mc.scope, precision=precision),
         mc,
         threads=threads,
         precision=precision,
@@ -152,5 +153,5 @@ def roofline(
         lvl = data.level_of(kc.curve.footprint)
         rates = {names[i]: float(np.median(kc.curve.rate[lvl == i])) for i in np.unique(lvl)}
         kernels.append({"kernel": name, "intensity": model.intensity(kc.basis), "rates": rates})
-    path = plot_roofline(params, kernels, out)
+    path = figures.save(figures.roofline(params, kernels), out)
     console.print(f"wrote {path}")

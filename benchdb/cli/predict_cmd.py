@@ -14,14 +14,20 @@ import typer
 
 from ..errors import UserError
 from ..units import fmt_bytes, fmt_rate, fmt_seconds
-from .common import DbOption, JsonOption, console, emit, open_db, print_json
+from .common import (
+    DbOption,
+    HostOption,
+    JsonOption,
+    MachineOption,
+    console,
+    emit,
+    open_db,
+    print_json,
+)
 
 KernelOption = Annotated[str, typer.Option("--kernel", "-k", help="Kernel, e.g. shallow.cu.")]
 ThreadsOption = Annotated[int, typer.Option("--threads", "-t", help="Thread count (measured).")]
 PrecisionOption = Annotated[str, typer.Option("--precision", help="float64 or float32.")]
-MachineOption = Annotated[
-    str | None, typer.Option("--machine", help="Machine id, hostname or fingerprint prefix.")
-]
 EnvOption = Annotated[
     int | None,
     typer.Option("--environment", help="Environment id (default: newest with data)."),
@@ -79,6 +85,7 @@ def _rows(cols: dict[str, Any], ndim: int) -> list[dict[str, Any]]:
         row["extrapolated"] = bool(row["extrapolated"])
         row["aspect_extrapolated"] = bool(row["aspect_extrapolated"])
         row["same_rows"] = bool(row["same_rows"])
+        row["layer"] = str(row["layer"])
         row["log_aspect"] = float(row["log_aspect"])
         interp = float(row["interpolation_rel"])
         row["interpolation_rel"] = interp if math.isfinite(interp) else None  # JSON has no NaN
@@ -107,10 +114,16 @@ def predict(
     ] = 1,
     threads: ThreadsOption = 1,
     method: Annotated[
-        str, typer.Option("--method", "-m", help="linear, pchip or logcurve.")
+        str,
+        typer.Option(
+            "--method",
+            "-m",
+            help="pchip (default), linear, or logcurve where `benchdb validate` marks it best.",
+        ),
     ] = "pchip",
     precision: PrecisionOption = "float64",
     machine: MachineOption = None,
+    host: HostOption = None,
     environment: EnvOption = None,
     context: ContextOption = None,
     speedup: Annotated[
@@ -128,10 +141,25 @@ def predict(
 
     T = flops per point x points x iterations / P(footprint) (paper 003 eq. 8-9);
     P is interpolated between the footprints measured by `benchdb collect`.
-    Every answer names the bracketing measured footprints, an uncertainty from
-    the samples' spread ("± spread"), the interpolation error there ("± interp":
-    the method's leave-one-out error at those footprints, large where the curve
-    bends between them), flags of pathological points, and whether it extrapolates.
+    Every answer names the layer that answered it ("layer": same_rows =
+    measured blocks with the shape's own row length, aspect = the curve with
+    the row-length correction, curve = the square curve alone; --method
+    chooses the curve's interpolation in every layer but same_rows), the
+    bracketing measured footprints, an uncertainty from the samples' spread
+    ("± spread"), the interpolation error there ("± interp": the method's
+    leave-one-out error at those footprints, large where the curve bends
+    between them), flags of pathological points, and whether it extrapolates.
+    The points of every host of this machine's node class pool (identical nodes,
+    and this node before and after an OS update); --host uses one host's only.
+
+    Methods: pchip and linear interpolate between the measured points, so they
+    follow every cache step the sweep measured.  logcurve (paper 003 eq. 10) is
+    a fit, not an interpolation: one log-linear rise to a peak, one fall to the
+    memory plateau, flat beyond.  It is the right choice exactly when the
+    measured curve has that one-peak shape (no second step, no L3 shoulder) or
+    the points are too few or noisy to pass through, and the test is `benchdb
+    validate -k KERNEL`: choose logcurve for a kernel where it is marked best
+    (*) there; elsewhere keep pchip.  Its fit error is in --json (fit_rms_rel).
 
     Examples:
 
@@ -142,6 +170,8 @@ def predict(
       benchdb predict -k shallow.z --range 64x64:2048x2048:12 --threads 2
 
       benchdb predict -k stencil2d5 --speedup
+
+      benchdb predict -k shallow.cu -s 500x500 --machine node07 --host node07
     """
     from ..kernel_defs import builtin_definition
     from ..predict.api import predict_columns
@@ -162,6 +192,7 @@ def predict(
             kernel,
             precision=precision,
             machine=machine,
+            host=host,
             environment_id=environment,
             context=context,
         )
@@ -191,6 +222,7 @@ def predict(
         method=method,
         precision=precision,
         machine=machine,
+        host=host,
         environment_id=environment,
         context=context,
     )
@@ -202,13 +234,13 @@ def predict(
     unit = d["rate_unit"]
     for r in rows:
         beyond = " (beyond measured)" if r["aspect_extrapolated"] else ""
-        own = " (own rows)" if r["same_rows"] else ""
-        r["rows"] = f"{math.exp(r['log_aspect']):.2f}{beyond}{own}"
+        r["rows"] = f"{math.exp(r['log_aspect']):.2f}{beyond}"
     emit(
         rows,
         [
             ("shape", "shape", None),
             ("footprint_bytes", "footprint", fmt_bytes),
+            ("layer", "layer", None),
             ("rate", "rate", lambda v: fmt_rate(v, unit)),
             ("time_s", "time", fmt_seconds),
             ("uncertainty_rel", "± spread", lambda v: f"{100 * v:.1f}%"),
@@ -222,7 +254,8 @@ def predict(
         as_json=False,
         title=(
             f"{kernel} x{iterations} iterations, {threads} thread(s), {precision}, "
-            f"{d['context']}: method {d['method']}, environment {d['environment_id']}"
+            f"{d['context']}: method {d['method']}, environment {d['environment_id']}, "
+            f"{lookup.selection.machine.scope.label}"
         ),
     )
     notes = []
@@ -240,10 +273,15 @@ def predict(
             "rows / square's: the block's row length against a square's of its footprint; "
             "beyond the measured rectangles the row-length correction is held at its last value"
         )
-    if any(r["same_rows"] for r in rows):
+    if any(r["layer"] == "same_rows" for r in rows):
         notes.append(
-            "own rows: measured blocks with these rows bracket the footprint within 19 %; "
+            "same_rows: measured blocks with these rows bracket the footprint within 19 %; "
             "they answer, not the curve (the row length alone moves a rate by 10-20 %)"
+        )
+    if any(r["layer"] == "aspect" for r in rows):
+        notes.append(
+            "aspect: the square curve times the row-length correction fitted from the "
+            "measured rectangles; curve: the square curve alone"
         )
     if any(r["point_flags"] for r in rows):
         notes.append("flags: noisy = high CV; spike/dip = point sticks out of its neighbours")

@@ -11,52 +11,68 @@ from rich.progress import track
 
 from ..regress import DETECTORS
 from ..report import write_report
-from .common import DbOption, JsonOption, console, err_console, open_db, print_json
-from .compare_cmd import MachineOption
+from .common import (
+    DbOption,
+    HostOption,
+    JsonOption,
+    MachineOption,
+    console,
+    err_console,
+    open_db,
+    print_json,
+)
 
 
 def report(
     out: Annotated[
-        Path, typer.Option("--out", "-o", help="Folder for index.html and img/ (created).")
+        Path, typer.Option("--out", "-o", help="Folder for index.html and plotly.min.js (created).")
     ],
-    image_format: Annotated[
-        str, typer.Option("--format", help="Image format the page shows: png or svg.")
-    ] = "png",
     inline: Annotated[
         bool,
-        typer.Option("--inline", help="Embed the images in index.html (one self-contained file)."),
+        typer.Option("--inline", help="Put plotly.js inside index.html: one self-contained file."),
     ] = False,
     detector: Annotated[
         str, typer.Option("--detector", help=f"History detector: {' or '.join(DETECTORS)}.")
     ] = "potts",
     machine: MachineOption = None,
+    host: HostOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Write an HTML report of one machine: latest comparison, footprint curves, history.
+    """Write an HTML report of a node class's (or --host's) newest kernel collection.
 
-    The newest run is compared with the pinned baseline (else the run before
-    it); every kernel of the newest run gets a performance-vs-footprint plot
-    with the cache sizes marked; with two or more runs, every kernel gets a
-    history plot with its detected steps.  Figures are written as PNG and SVG
-    in DIR/img; open DIR/index.html in a browser, no server needed.
+    It compares the newest complete `benchdb collect` run with the pinned
+    baseline when that has the same settings, else with the newest earlier
+    collection of the same settings, and says which runs it took and why
+    (populated-node calibrations, app and comm runs, and sweeps of other sizes
+    are never compared with it).  The page shows the verdict and every kernel's
+    change, then per kernel: performance by footprint with the prediction, the
+    change per point, the history with its steps; then the communication
+    models.  Charts are interactive (hover, zoom) and need no server or network.
 
     Examples:
 
         benchdb report --out report/
 
-        benchdb report --out /tmp/r --format svg --inline
+        benchdb baseline set 12 && benchdb report --out report/ --detector zscore
+
+        benchdb report --out /tmp/r --inline      # one file to attach or mail
+
+        benchdb report --out node07/ --host node07
     """
-    index = write_report(
+    written = write_report(
         open_db(db),
         out,
         machine=machine,
-        image_format=image_format,
+        host=host,
         inline=inline,
         detector=detector,
         track=partial(track, console=err_console, transient=True),
     )
     if as_json:
-        print_json({"index": str(index.resolve()), "folder": str(out.resolve())})
+        print_json({**written.to_dict(), "folder": str(out.resolve())})
     else:
-        console.print(f"report written: {index.resolve().as_uri()}")
+        pick = written.pick
+        against = f"against run {pick.baseline.run_id}" if pick.baseline is not None else "alone"
+        err_console.print(f"run {pick.collection.run_id} {against}: {pick.reason}")
+        console.print(f"report written: {written.index.resolve().as_uri()}")

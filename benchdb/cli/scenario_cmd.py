@@ -10,12 +10,12 @@ compute/exchange split and, with power parameters, the energy to solution
 from __future__ import annotations
 
 import math
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from ..app.model import check_steps
-from ..app.scenario import explore, scenario_cases
+from ..app.model import ExchangeSource, check_steps
+from ..app.scenario import RankedPrediction, explore, scenario_cases
 from ..errors import UserError
 from ..units import fmt_seconds
 from .app_options import CaseOptions, WhatIf, option_group
@@ -33,6 +33,19 @@ def parse_ranks(text: str) -> list[int]:
     return sorted(set(ranks))
 
 
+def _table_row(ranked: RankedPrediction) -> dict[str, Any]:
+    """The JSON row with what the table adds: energy in J, both ± relative to the total
+    and where the exchanges come from."""
+    pred, row = ranked.prediction, ranked.to_dict()
+    total = pred.total_s if pred.total_s > 0 else math.inf
+    row["energy_j"] = ranked.energy["total_j"] if ranked.energy else None
+    row["spread"] = pred.uncertainty_s / total
+    row["interpolation"] = pred.compute_interpolation_s / total
+    source = pred.exchange_source
+    row["exchanges_by"] = "-" if source is ExchangeSource.NONE else source.value
+    return row
+
+
 @option_group("whatif", WhatIf)
 @option_group("run", CaseOptions)
 def scenario(
@@ -44,9 +57,10 @@ def scenario(
 ) -> None:
     """Rank decompositions (and rank counts) of a grid by predicted run time.
 
-    "± spread" and "± interp" are the loops' lookup spread and interpolation error
-    (see `benchdb app predict --help`) over the total: decompositions closer than
-    these are not told apart by the curves.
+    "± spread" (the loops' lookup spread plus the measured exchanges' spread) and
+    "± interp" (the loops' interpolation error), relative to the total, are the two ±
+    of `benchdb app predict` (see its --help): decompositions closer than these are not
+    told apart by the data.
 
     Examples:
 
@@ -54,6 +68,8 @@ def scenario(
 
       benchdb scenario --grid 4096x4096 --ranks 16,64 --machine-file bluegene_l \\
           --scale-bandwidth 2 --core-busy-w 10 --dram-w 5
+
+      benchdb scenario --grid 2048x2048 --ranks 4,8 --machine node07   # node07's class
     """
     shape = run.shape
     check_steps(run.steps, run.diag_every)
@@ -61,21 +77,14 @@ def scenario(
     power = whatif.power()
     database = open_db(db)
     comm = whatif.comm(database, needed=any(c.decomp.ranks > 1 for c in cases))
-    rows = explore(
+    ranked = explore(
         database, cases, comm, whatif.model_options(), power=power, cores=whatif.cores(database)
     )
     if as_json:
-        print_json(rows)
+        print_json([r.to_dict() for r in ranked])
         return
-    for r in rows:
-        r["energy_j"] = r["energy"]["total_j"] if r["energy"] else None
-        total = r["total_s"] if r["total_s"] > 0 else math.inf
-        r["spread"] = r["uncertainty_s"] / total
-        r["interpolation"] = r["compute_interpolation_s"] / total
-        model = r["comm"].get("model", "") if r["ranks"] > 1 else "-"
-        r["exchanges_by"] = "measured" if model.startswith("measured") else model.split(" (")[0]
     print_table(
-        rows,
+        [_table_row(r) for r in ranked],
         [
             ("rank", "#", None),
             ("decomposition", "decomp", None),

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ..errors import UserError
-from ..query import resolve_machine
+from ..scope import read_scope
 from ..transfer import bundle_from_db, format_of, import_bundle, load_source, write_bundle
 from .common import DbOption, JsonOption, open_db, print_json, print_table
 from .measurements_cmd import check_kernels, parse_run, split
@@ -27,8 +27,12 @@ def export(
         list[str] | None, typer.Option(help="Only these run ids (repeat or 1,2).")
     ] = None,
     machine: Annotated[
-        str | None, typer.Option(help="Only this machine (id, hostname or fingerprint prefix).")
+        str | None,
+        typer.Option(
+            help="Only this node class: its id, fingerprint prefix or one of its hosts' names."
+        ),
     ] = None,
+    host: Annotated[str | None, typer.Option(help="Only this host (name or id).")] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -42,6 +46,8 @@ def export(
       benchdb export --out node07.parquet
 
       benchdb export --format csv --out triad.csv --kernel stream.triad --run 4
+
+      benchdb export --out node07.json --host node07
     """
     fmt = format_of(out, fmt)
     if not out.parent.is_dir():
@@ -51,15 +57,14 @@ def export(
     if kernels:
         check_kernels(database, kernels)
     run_ids = [parse_run(r) for r in split(run)]
-    machine_id = None
-    if machine is not None:
-        with database.session() as s:
-            machine_id = resolve_machine(s, machine).id
+    scope = None
+    if machine is not None or host is not None:
+        scope = read_scope(database, machine, host)
     bundle = bundle_from_db(
         database,
         kernels=kernels or None,
         run_ids=[r for r in run_ids if r is not None] or None,
-        machine_id=machine_id,
+        scope=scope,
     )
     write_bundle(bundle, out, fmt)
     result = {

@@ -6,8 +6,17 @@ from typing import Annotated, Any
 
 import typer
 
-from .common import DbOption, JsonOption, console, emit, open_db, print_json
-from .predict_cmd import EnvOption, MachineOption, PrecisionOption, ThreadsOption
+from .common import (
+    DbOption,
+    HostOption,
+    JsonOption,
+    MachineOption,
+    console,
+    emit,
+    open_db,
+    print_json,
+)
+from .predict_cmd import EnvOption, PrecisionOption, ThreadsOption
 
 
 def _pct(v: Any) -> str:
@@ -16,6 +25,55 @@ def _pct(v: Any) -> str:
 
 def _worst(rows: list[dict[str, Any]]) -> str:
     return "; ".join(f"{w['shape']} {w['error_pct']:+.1f}%" for w in rows)
+
+
+def _ratio(noise: dict[str, Any]) -> str:
+    """``median / p90`` of error over repeat noise, '-' where there is none."""
+    if noise["ratio_median"] is None or noise["ratio_p90"] is None:
+        return "-"
+    return f"{noise['ratio_median']:.2f}, {noise['ratio_p90']:.2f}"
+
+
+def _layers(counts: dict[str, int]) -> str:
+    return " ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+
+
+def _table(report: dict[str, Any], part: str, title: str) -> None:
+    """One table of ``part`` (``loo`` or ``check``) of every result."""
+    rows = [
+        {
+            "kernel": r["kernel"],
+            "method": r["method"] + (" *" if r.get("best") else ""),
+            "n": r[part]["n"],
+            "med": r[part]["median_abs_pct"],
+            "p90": r[part]["p90_abs_pct"],
+            "max": r[part]["max_abs_pct"],
+            "noise_med": r[part]["noise"]["noise_median_pct"],
+            "noise_p90": r[part]["noise"]["noise_p90_pct"],
+            "ratio": _ratio(r[part]["noise"]),
+            "layers": _layers(r[part]["layers"]),
+            "worst": _worst(r[part]["worst"]),
+        }
+        for r in report["results"]
+    ]
+    emit(
+        rows,
+        [
+            ("kernel", "kernel", None),
+            ("method", "method (* best)", None),
+            ("n", "n", str),
+            ("med", "error median", _pct),
+            ("p90", "error p90", _pct),
+            ("max", "error max", _pct),
+            ("noise_med", "noise median", _pct),
+            ("noise_p90", "noise p90", _pct),
+            ("ratio", "error / noise median, p90", None),
+            ("layers", "answered by", None),
+            ("worst", "worst points", None),
+        ],
+        as_json=False,
+        title=f"prediction error, |time| %: {title}",
+    )
 
 
 def validate(
@@ -39,17 +97,27 @@ def validate(
     threads: ThreadsOption = 1,
     precision: PrecisionOption = "float64",
     machine: MachineOption = None,
+    host: HostOption = None,
     environment: EnvOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Leave-one-out and independent-sweep errors of every method, beside the baselines.
+    """Leave-one-out and independent-sweep errors of what `predict` answers, beside
+    the repeat noise of the same points and the baselines.
 
-    Errors are in predicted time, |T_pred / T_meas - 1|, in %.  LOO drops each
-    interior measured footprint in turn and predicts it from the others.  The
-    independent check fits on some runs and predicts the footprints of others
-    that were not fitted: --fit-run/--check-run, else runs tagged `validation`
-    (benchdb collect --tag validation) against the rest, else the latest run
+    Errors are in predicted time, |T_pred / T_meas - 1|, in %.  Each method is
+    checked on predict's whole answer path: blocks with the shape's own rows,
+    else the curve with the row-length correction, else the curve alone
+    ("answered by" counts the layers).  Leave-one-out leaves each measured shape
+    out in turn, refits every layer without it and predicts it.  The noise is
+    the repeat noise of the same points, |T_b / T_a - 1| between their passes
+    (collect --passes; a one-pass point compares the halves of its samples, a
+    lower bound); "error / noise" divides the error's median by the noise's
+    median and its p90 by the noise's p90: near 1, a prediction is as good as
+    measuring the point again.  The independent check fits on some runs and
+    predicts the shapes of others that were not fitted: --fit-run/--check-run,
+    else runs tagged `validation` (benchdb collect --tag validation) against the
+    rest, else the latest run
     against the earlier ones.  `best` marks each kernel's most accurate method.
 
     Examples:
@@ -59,6 +127,8 @@ def validate(
       benchdb validate
 
       benchdb validate --kernel shallow.cu --fit-run 1 --check-run 3 --json
+
+      benchdb validate --host node07        # one node's points only, not its class's
     """
     from rich.progress import Progress
 
@@ -70,6 +140,7 @@ def validate(
         report = run_validation(
             database,
             machine=machine,
+            host=host,
             kernels=kernel,
             methods=method,
             threads=threads,
@@ -82,41 +153,14 @@ def validate(
     if as_json:
         print_json(report)
         return
-    rows = [
-        {
-            "kernel": r["kernel"],
-            "method": r["method"] + (" *" if r.get("best") else ""),
-            "loo_n": r["loo"]["n"],
-            "loo_med": r["loo"]["median_abs_pct"],
-            "loo_p90": r["loo"]["p90_abs_pct"],
-            "n": r["check"]["n"],
-            "med": r["check"]["median_abs_pct"],
-            "p90": r["check"]["p90_abs_pct"],
-            "max": r["check"]["max_abs_pct"],
-            "worst": _worst(r["check"]["worst"] or r["loo"]["worst"]),
-        }
-        for r in report["results"]
-    ]
-    emit(
-        rows,
-        [
-            ("kernel", "kernel", None),
-            ("method", "method (* best)", None),
-            ("loo_n", "LOO n", str),
-            ("loo_med", "LOO median", _pct),
-            ("loo_p90", "LOO p90", _pct),
-            ("n", "check n", str),
-            ("med", "check median", _pct),
-            ("p90", "check p90", _pct),
-            ("max", "check max", _pct),
-            ("worst", "worst points", None),
-        ],
-        as_json=False,
-        title=(
-            f"prediction error, |time| %, fit runs {report['fit_runs']} -> check runs "
-            f"{report['check_runs']} ({report['split_rule']})"
-        ),
-    )
+    _table(report, "loo", "leave-one-out over the answer path")
+    if report["check_runs"]:
+        _table(
+            report,
+            "check",
+            f"independent check: fit runs {report['fit_runs']} -> check runs "
+            f"{report['check_runs']} ({report['split_rule']})",
+        )
     console.print(
         "[dim]baselines (eq5, roofline, escape) are fitted per machine: their LOO columns "
         "are in-sample errors at the same points[/]"

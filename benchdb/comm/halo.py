@@ -27,10 +27,11 @@ costs no communication.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .kmodel import PHASES, halo_messages, k_model
+from .kmodel import PHASES, block_mapping, halo_messages, k_model
 from .params import CommParams
 
 
@@ -127,6 +128,7 @@ def predict_halo2d(
     periodic: tuple[bool, bool] = (True, True),
     contention: tuple[float, float] | None = None,
     shift: bool = False,
+    node_of: Sequence[int] | None = None,
 ) -> HaloPrediction:
     """One exchange on a ``dims = (px, py)`` Cartesian grid of ``local`` blocks.
 
@@ -134,10 +136,17 @@ def predict_halo2d(
     ``contention`` (C_x, C_y) overrides the default; else the machine's
     contention table for this rank count is used when it has one.  ``shift``:
     a one-sided halo, one message per rank and phase (:func:`.kmodel.halo_messages`).
+    ``node_of``, the node of every rank as a job measured it, replaces the
+    block mapping of ``ranks_per_node`` ranks per node (the K-model, paper 002
+    eq. 4, takes the actual rank-to-node mapping).
     """
     ranks = dims[0] * dims[1]
-    rpn = ranks_per_node or params.ranks_per_node or ranks
-    node_of = [r // rpn for r in range(ranks)]
+    if node_of is not None:
+        node_of = list(node_of)
+        rpn = max(node_of.count(n) for n in set(node_of))
+    else:
+        rpn = ranks_per_node or params.ranks_per_node or ranks
+        node_of = block_mapping(ranks, rpn)
     sizes = halo_message_bytes(local, halo, fields, word_bytes, shift=shift)
     table = contention or params.contention.get(ranks)
     messages = halo_messages(dims, periodic, shift=shift)

@@ -1,8 +1,9 @@
 """Fitting the communication models from the database, storing and loading them.
 
 ``fit_models`` reads the ``comm_measurement`` rows of one run (by default the
-latest complete ``comm`` run of the machine) and stores one ``model`` row per
-fitted model:
+latest complete ``comm`` run of the node class, or of one host with ``--host``:
+:mod:`benchdb.scope`) and stores one ``model`` row per fitted model, of the
+class and of the run's host:
 
 * ``comm.postal``, subject = placement: the piecewise postal fit of the
   ping-pong medians (:mod:`.postal`), accuracy = fit error per regime;
@@ -10,13 +11,16 @@ fitted model:
   ``MPI_Sendrecv`` benchmark (both directions at once: a halo's unit);
 * ``comm.maxrate``, subject = placement: per postal regime, the max-rate fit
   of the multi-pair ping-pong with k = 1 from the ping-pong (:mod:`.maxrate`),
-  or its postal fallback and why;
+  or its postal fallback and why; k is the number of a node's processes that
+  communicate at once, counted on the job's measured rank-to-node mapping
+  (``params["k_per_node"]``; the number of pairs for points stored without it);
 * ``comm.allreduce``, subject ``allreduce``: the measured medians per rank
   count and size.
 
 ``data_hash`` is the content hash of the input rows, so fitting unchanged data
 again stores nothing new.  :func:`load_params` turns the newest models of a
-machine into :class:`~.params.CommParams` for prediction.
+node class (or of the runs of one host) into :class:`~.params.CommParams` for
+prediction.
 """
 
 from __future__ import annotations
@@ -26,12 +30,13 @@ from typing import Any
 
 import pandas as pd
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from ..db.engine import Database
-from ..db.models import CommMeasurement, Machine, Model, Run
+from ..db.models import CommMeasurement, Model, Run
 from ..errors import UserError
 from ..hashing import content_hash
-from ..query import resolve_machine
+from ..scope import Scope, resolve_scope
 from .allreduce import AllreduceModel
 from .maxrate import MaxRateRegime, fit_regime
 from .params import CommParams
@@ -55,23 +60,25 @@ def comm_frame(db: Database, run_id: int) -> pd.DataFrame:
         return pd.DataFrame([{c: getattr(r, c) for c in COLUMNS} for r in rows], columns=COLUMNS)
 
 
-def latest_run(db: Database, machine: str | None, run_id: int | None = None) -> tuple[Machine, Run]:
-    """The machine and its newest complete ``comm`` run (or run ``run_id``)."""
-    with db.session() as s:
-        m = resolve_machine(s, machine)
-        stmt = select(Run).where(Run.machine_id == m.id, Run.kind == "comm")
+def latest_run(
+    db: Database, machine: str | None, run_id: int | None = None, host: str | None = None
+) -> tuple[Scope, Run]:
+    """The scope and its newest complete ``comm`` run (or run ``run_id``)."""
+    with db.reading() as s:
+        scope = resolve_scope(s, machine, host)
+        stmt = select(Run).where(scope.runs(), Run.kind == "comm")
         if run_id is not None:
             run = s.scalars(stmt.where(Run.id == run_id)).first()
             if run is None:
-                raise UserError(f"run {run_id} is not a comm run of machine {m.hostname} ({m.id})")
+                raise UserError(f"run {run_id} is not a comm run of {scope.label}")
         else:
             run = s.scalars(stmt.where(Run.status == "complete").order_by(Run.id.desc())).first()
             if run is None:
                 raise UserError(
-                    f"machine {m.hostname} ({m.id}) has no communication data; run "
+                    f"{scope.label} has no communication data; run "
                     "`benchdb comm collect --ranks 2` first, or predict with --machine-file"
                 )
-        return m, run
+        return scope, run
 
 
 def _input_hash(frame: pd.DataFrame) -> str:
@@ -108,8 +115,12 @@ def fit_frame(frame: pd.DataFrame) -> list[FittedModel]:
         )  # fmt: skip
     pairs = frame[frame.benchmark == "pairs"]
     for placement, model in postal_by_placement.items():
-        single = pp[pp.placement == placement].assign(pairs=1)
-        data = pd.concat([single, pairs[pairs.placement == placement]])
+        single = pp[pp.placement == placement].assign(k=1)
+        multi = pairs[pairs.placement == placement]
+        multi = multi.assign(
+            k=[p.get("k_per_node", n) for p, n in zip(multi.params, multi.pairs, strict=True)]
+        )
+        data = pd.concat([single, multi])
         regimes = []
         for r in model.regimes:
             inside = data[[r.contains(n) for n in data.message_bytes]]
@@ -117,14 +128,14 @@ def fit_frame(frame: pd.DataFrame) -> list[FittedModel]:
                 fit_regime(
                     r,
                     inside.message_bytes.tolist(),
-                    inside.pairs.tolist(),
+                    inside.k.tolist(),
                     inside.t_median.tolist(),
                     short=r is model.regimes[0] and len(model.regimes) > 2,
                 ).to_dict()
             )
         out.append(
             FittedModel("comm.maxrate", placement, {"regimes": regimes},
-                        {"k_values": sorted(set(data.pairs.tolist()))}, _input_hash(data))
+                        {"k_values": sorted(set(data.k.tolist()))}, _input_hash(data))
         )  # fmt: skip
     ar = frame[frame.benchmark == "allreduce"]
     if len(ar):
@@ -139,10 +150,10 @@ def fit_frame(frame: pd.DataFrame) -> list[FittedModel]:
 
 
 def fit_models(
-    db: Database, machine: str | None = None, run_id: int | None = None
-) -> tuple[Machine, Run, list[Model]]:
+    db: Database, machine: str | None = None, run_id: int | None = None, host: str | None = None
+) -> tuple[Scope, Run, list[Model]]:
     """Fit and store (idempotently) every model of the run; returns the model rows."""
-    m, run = latest_run(db, machine, run_id)
+    scope, run = latest_run(db, machine, run_id, host)
     frame = comm_frame(db, run.id)
     if not (frame.benchmark == "pingpong").any():
         raise UserError(
@@ -153,11 +164,17 @@ def fit_models(
     rows = []
     with db.session() as s:
         for f in fitted:
-            key = dict(kind=f.kind, subject=f.subject, machine_id=m.id, data_hash=f.data_hash)
+            key = dict(
+                kind=f.kind,
+                subject=f.subject,
+                node_class_id=scope.node_class_id,
+                data_hash=f.data_hash,
+            )
             row = s.scalars(select(Model).filter_by(**key)).first()
             if row is None:
                 row = Model(
                     **key,
+                    machine_id=run.machine_id,
                     environment_id=run.environment_id,
                     params=f.params,
                     selector={"run_id": run.id, "benchmarks": sorted(set(frame.benchmark))},
@@ -166,20 +183,37 @@ def fit_models(
                 s.add(row)
                 s.flush()
             rows.append(row)
-    return m, run, rows
+    return scope, run, rows
 
 
-def load_params(db: Database, machine: str | None = None) -> CommParams:
-    """The newest fitted models of a machine as prediction parameters."""
-    with db.session() as s:
-        m = resolve_machine(s, machine)
-        models = s.scalars(
-            select(Model)
-            .where(Model.machine_id == m.id, Model.kind.startswith("comm."))
-            .order_by(Model.id)
-        ).all()
-        newest = {(r.kind, r.subject): r for r in models}
-        name = f"{m.hostname} (machine {m.id})"
+def _comm_models(
+    session: Session, scope: Scope, kinds: tuple[str, ...] | None = None
+) -> list[Model]:
+    """The communication models of ``scope``, oldest first: the class's, or those fitted
+    on the runs of its one host."""
+    stmt = select(Model).where(Model.node_class_id == scope.node_class_id)
+    if scope.host_id is not None:
+        stmt = stmt.where(Model.machine_id == scope.host_id)
+    kind = Model.kind.in_(kinds) if kinds else Model.kind.startswith("comm.")
+    return list(session.scalars(stmt.where(kind).order_by(Model.id)))
+
+
+def fit_accuracy(
+    db: Database, machine: str | None = None, host: str | None = None
+) -> dict[tuple[str, str], dict]:
+    """Fit accuracy of the newest postal and exchange models, by (kind, placement)."""
+    with db.reading() as s:
+        scope = resolve_scope(s, machine, host)
+        rows = _comm_models(s, scope, ("comm.postal", "comm.exchange"))
+        return {(r.kind, r.subject): r.accuracy for r in rows}
+
+
+def load_params(db: Database, machine: str | None = None, host: str | None = None) -> CommParams:
+    """The newest fitted models of a node class (or of one host's runs) as parameters."""
+    with db.reading() as s:
+        scope = resolve_scope(s, machine, host)
+        newest = {(r.kind, r.subject): r for r in _comm_models(s, scope)}
+        name = scope.label
     postal = {
         subj: PiecewisePostal.from_dict(r.params)
         for (kind, subj), r in newest.items()
@@ -187,7 +221,7 @@ def load_params(db: Database, machine: str | None = None) -> CommParams:
     }
     if not postal:
         raise UserError(
-            f"machine {name} has no fitted communication models; run `benchdb comm collect` "
+            f"{name} has no fitted communication models; run `benchdb comm collect` "
             "and `benchdb comm fit`, or predict with --machine-file"
         )
     exchange = {

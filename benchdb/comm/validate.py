@@ -1,7 +1,8 @@
 """Measured halo exchanges against the model's prediction.
 
 For each measured ``halo2d`` point the prediction of :func:`.halo.predict_halo2d`
-(with the run's decomposition, block, halo width, fields and ranks per node)
+(with the run's decomposition, block, halo width, fields and its measured
+rank-to-node mapping, or ranks per node for points stored without one)
 is compared with the measured time spent inside MPI (post to ``Waitall``, both
 phases, slowest rank) -- what paper 001 eq. 8/10 models -- and with the whole
 exchange, which also packs, unpacks and copies locally.
@@ -30,6 +31,7 @@ def halo_validation(frame: pd.DataFrame, params: CommParams) -> list[dict[str, A
             fields=p["fields"],
             word_bytes=p["word_bytes"],
             ranks_per_node=max(1, r.ranks // max(1, r.nodes)),
+            node_of=p.get("node_of"),
         )
         mpi = float(np.median(np.add(p["mpi_x_samples"], p["mpi_y_samples"])))
         rows.append(

@@ -10,6 +10,7 @@ from .models import (
     Machine,
     Measurement,
     Model,
+    NodeClass,
     Run,
 )
 
@@ -23,6 +24,7 @@ __all__ = [
     "Machine",
     "Measurement",
     "Model",
+    "NodeClass",
     "Run",
     "open_database",
     "resolve_url",

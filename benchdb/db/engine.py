@@ -36,6 +36,7 @@ from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import UserError
+from .urls import redact
 
 ENV_VAR = "BENCHDB_URL"
 SQLITE_BUSY_TIMEOUT_S = 60.0
@@ -49,14 +50,6 @@ def default_url() -> str:
 def resolve_url(url: str | None = None) -> str:
     """``url``, else ``$BENCHDB_URL``, else the embedded default."""
     return url or os.environ.get(ENV_VAR) or default_url()
-
-
-def redact(url: str) -> str:
-    """The URL with any password masked: passwords are never printed."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return "<unparseable URL>"
 
 
 def _sqlite_path(url: str) -> Path | None:

@@ -16,7 +16,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine
 
 from ..errors import UserError
-from .engine import redact
+from .urls import redact
 
 
 def alembic_config(engine: Engine | None = None) -> Config:

@@ -41,7 +41,7 @@ RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 # The alembic revision that creates exactly this metadata.  Opening a database
 # already at this revision needs no alembic import (a fast `benchdb predict`);
 # tests/db/test_migrations.py fails if a new revision forgets to bump it.
-SCHEMA_HEAD = "0005"
+SCHEMA_HEAD = "0007"
 
 
 def utcnow() -> datetime:
@@ -53,13 +53,42 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
 
+class NodeClass(Base):
+    """What sets a node's performance (:mod:`benchdb.node_class`): identical nodes
+    share one row, and an OS or microcode update keeps it.  Predictions,
+    comparisons, histories and baselines are per class."""
+
+    __tablename__ = "node_class"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    fingerprint: Mapped[str] = mapped_column(String(64), unique=True)
+    architecture: Mapped[str] = mapped_column(String(64))
+    cpu_model: Mapped[str] = mapped_column(String(255))
+    sockets: Mapped[int] = mapped_column(Integer)
+    cores: Mapped[int] = mapped_column(Integer)
+    threads_per_core: Mapped[int] = mapped_column(Integer)
+    numa_nodes: Mapped[int] = mapped_column(Integer)
+    memory_bytes: Mapped[int] = mapped_column(BigInteger)  # rounded: node_class.round_memory
+    caches: Mapped[list[Any]] = mapped_column(JSON)
+    isa_features: Mapped[list[Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    hosts: Mapped[list[Machine]] = relationship(back_populates="node_class")
+
+
 class Machine(Base):
-    """One physical (or virtual) machine, identified by a hardware fingerprint."""
+    """One host: a node of a :class:`NodeClass`, by name (``hostname``: the Slurm
+    node name, else the hostname).  ``fingerprint`` hashes the class and the
+    name; the other columns keep the full description the host gave when it was
+    first registered (its exact MemTotal and every cpuinfo flag), which the
+    class leaves out.  ``Run.hostname`` is the computer's hostname, where the
+    run's process lives."""
 
     __tablename__ = "machine"
 
     id: Mapped[int] = mapped_column(primary_key=True)
     fingerprint: Mapped[str] = mapped_column(String(64), unique=True)
+    node_class_id: Mapped[int] = mapped_column(ForeignKey("node_class.id"), index=True)
     hostname: Mapped[str] = mapped_column(String(255))
     cpu_model: Mapped[str] = mapped_column(String(255))
     sockets: Mapped[int] = mapped_column(Integer)
@@ -74,6 +103,7 @@ class Machine(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     runs: Mapped[list[Run]] = relationship(back_populates="machine")
+    node_class: Mapped[NodeClass] = relationship(back_populates="hosts")
 
 
 class Environment(Base):
@@ -241,21 +271,25 @@ class CommMeasurement(Base):
 
 
 class Model(Base):
-    """A fitted predictor or communication model.
+    """A fitted predictor or communication model of a node class.
 
     ``data_hash`` is the sha256 of the canonical JSON of the data it was fitted
-    on, so a model is re-fitted exactly when its data change; ``selector``
-    records how that data was chosen.
+    on, so a model is re-fitted exactly when its data change, and one fit
+    serves every selection of the same data (the class, or one host of it
+    when only that host measured); ``selector`` records how that data was
+    chosen.  ``machine_id`` is the host the data came from when it is one
+    host's (``--host``, a communication run), else NULL.
     """
 
     __tablename__ = "model"
     __table_args__ = (
-        UniqueConstraint("kind", "subject", "machine_id", "data_hash", name="uq_model_fit"),
+        UniqueConstraint("kind", "subject", "node_class_id", "data_hash", name="uq_model_fit"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     kind: Mapped[str] = mapped_column(String(64), index=True)
     subject: Mapped[str] = mapped_column(String(255))
+    node_class_id: Mapped[int] = mapped_column(ForeignKey("node_class.id"), index=True)
     machine_id: Mapped[int | None] = mapped_column(ForeignKey("machine.id"), index=True)
     environment_id: Mapped[int | None] = mapped_column(ForeignKey("environment.id"))
     params: Mapped[dict[str, Any]] = mapped_column(JSON)
@@ -266,12 +300,37 @@ class Model(Base):
 
 
 class Baseline(Base):
-    """The run pinned as the regression baseline of a machine."""
+    """The run pinned as the regression baseline of a node class.
+
+    Per class, not per host: runs of one class are comparable, and a batch job
+    lands on whichever node is free, so a per-host baseline would rarely be on
+    the node the next run measured; the spread between nodes is part of the
+    run-to-run noise that ``compare`` measures.
+    """
 
     __tablename__ = "baseline"
 
-    machine_id: Mapped[int] = mapped_column(ForeignKey("machine.id"), primary_key=True)
+    node_class_id: Mapped[int] = mapped_column(ForeignKey("node_class.id"), primary_key=True)
     run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"))
+    set_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class BaselineChange(Base):
+    """Each time a node class's baseline was pinned (``benchdb baseline set``), with the reason.
+
+    Resetting the baseline accepts a new level -- an intended slowdown, a new
+    compiler -- as the reference; Conbench users mark such a run as a
+    "distribution change".  The reason is kept so that ``benchdb history``
+    can say why a step was accepted.
+    """
+
+    __tablename__ = "baseline_change"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    node_class_id: Mapped[int] = mapped_column(ForeignKey("node_class.id"), index=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"))
+    previous_run_id: Mapped[int | None] = mapped_column(ForeignKey("run.id", ondelete="SET NULL"))
+    reason: Mapped[str | None] = mapped_column(Text)
     set_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

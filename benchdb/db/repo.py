@@ -1,14 +1,19 @@
-"""Idempotent writes of the shared entities: machines, environments, kernels.
+"""Idempotent writes of the shared entities: node classes, hosts, environments, kernels.
 
-Two processes may register the same machine at the same moment; the unique
-fingerprint makes one insert fail, and :func:`get_or_create` then reads the
-row the other process wrote.  A SAVEPOINT keeps the failure from spoiling
-the caller's transaction, on SQLite and PostgreSQL alike.
+Many processes may register the same node class, host, environment or kernel
+at the same moment (every node of a new batch job does).  Each has a unique
+natural key, so one insert wins and the others fail; :func:`get_or_create`
+then reads the row the winner wrote.  A SAVEPOINT keeps the failure from
+spoiling the caller's transaction, on SQLite and PostgreSQL alike; on
+PostgreSQL the losing insert waits for the winner's transaction to end, and
+the read after it (READ COMMITTED: a fresh snapshot per statement) sees its
+row.
 """
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -17,9 +22,32 @@ from sqlalchemy.orm import Session
 from ..environment import EnvironmentInfo
 from ..hashing import content_hash
 from ..machine import MachineInfo
-from .models import Base, Environment, Kernel, Machine
+from .models import Base, Environment, Kernel, Machine, NodeClass
+
+if TYPE_CHECKING:
+    from .engine import Database
 
 T = TypeVar("T", bound=Base)
+
+
+@dataclass(frozen=True)
+class RegisteredHost:
+    """A host as stored: its row id and fingerprint, and its node class's."""
+
+    id: int
+    fingerprint: str
+    hostname: str
+    node_class_id: int
+    node_class: str
+
+
+def register_host(db: Database, info: MachineInfo) -> RegisteredHost:
+    """Store ``info``'s host and node class in their own transaction (idempotent)."""
+    with db.session() as s:
+        m = register_machine(s, info)
+        return RegisteredHost(
+            m.id, m.fingerprint, m.hostname, m.node_class_id, m.node_class.fingerprint
+        )
 
 
 def get_or_create(session: Session, model: type[T], lookup: dict[str, Any], **values: Any) -> T:
@@ -37,12 +65,22 @@ def get_or_create(session: Session, model: type[T], lookup: dict[str, Any], **va
     return row
 
 
+def register_node_class(session: Session, info: MachineInfo) -> NodeClass:
+    """The row of ``info``'s node class, inserted if new."""
+    cls = info.node_class
+    fields = cls.to_dict()
+    return get_or_create(session, NodeClass, {"fingerprint": cls.fingerprint}, **fields)
+
+
 def register_machine(session: Session, info: MachineInfo) -> Machine:
+    """The row of ``info``'s host (and its node class), inserted if new."""
     d = info.to_dict()
+    node_class = register_node_class(session, info)
     return get_or_create(
         session,
         Machine,
         {"fingerprint": info.fingerprint},
+        node_class_id=node_class.id,
         hostname=info.hostname,
         cpu_model=info.cpu_model,
         sockets=info.sockets,

@@ -11,7 +11,7 @@ the shapes are evaluated with numpy in one pass.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import numpy as np
 
@@ -19,12 +19,16 @@ from .basis import rate_basis, shapes_array
 from .lookup import Lookup, prepare_lookup
 from .methods import DEFAULT_METHOD
 
+if TYPE_CHECKING:
+    from ..db.engine import Database
+
 
 class LookupOptions(TypedDict, total=False):
     """Which fitted curve answers: the keywords :func:`prepare_lookup` selects data by.
 
     ``method`` (default :data:`DEFAULT_METHOD`), ``threads`` (1), ``precision``
-    (``"float64"``), ``machine`` (this one), ``environment_id`` (the newest),
+    (``"float64"``), ``machine`` (a node class: this machine's), ``host`` (one host
+    of it: all), ``environment_id`` (the newest),
     ``context`` (the preferred one measured, full-step first).
     """
 
@@ -32,12 +36,13 @@ class LookupOptions(TypedDict, total=False):
     threads: int
     precision: str
     machine: str | None
+    host: str | None
     environment_id: int | None
     context: str | None
 
 
 def predict_columns(
-    db: Any, kernel: str, shapes: Any, *, iterations: Any = 1, **options: Unpack[LookupOptions]
+    db: Database, kernel: str, shapes: Any, *, iterations: Any = 1, **options: Unpack[LookupOptions]
 ) -> tuple[Lookup, dict[str, Any]]:
     """The fitted lookup and the prediction columns (numpy arrays), without pandas."""
     options.setdefault("method", DEFAULT_METHOD)
@@ -48,7 +53,7 @@ def predict_columns(
 
 
 def predict(
-    db: Any, kernel: str, shapes: Any, *, iterations: Any = 1, **options: Unpack[LookupOptions]
+    db: Database, kernel: str, shapes: Any, *, iterations: Any = 1, **options: Unpack[LookupOptions]
 ):  # -> pandas.DataFrame
     """Predicted time of ``kernel`` for each shape (rows of an (n, ndim) array-like).
 
@@ -58,7 +63,9 @@ def predict(
     ``interpolation_rel`` (leave-one-out error, NaN where none), ``extrapolated``, the bracketing
     measured footprints ``lo_footprint_bytes``/``hi_footprint_bytes`` (those of
     blocks with the shape's own rows where ``same_rows``), the
-    ``point_flags`` of those points (``noisy``, ``spike``, ``dip``), ``method``,
+    ``point_flags`` of those points (``noisy``, ``spike``, ``dip``), ``layer`` (which
+    layer answered: ``same_rows``, ``aspect`` or ``curve``, :class:`.lookup.AnswerLayer`),
+    ``method`` (the curve's),
     ``environment_id`` and the ``model_id`` of the stored fit.  ``options``
     select the curve (:class:`LookupOptions`).
     """

@@ -5,11 +5,9 @@ but different row lengths (the extent along the contiguous axis, see
 :class:`benchdb.kernels.geometry.Geometry`) run at different rates: short rows
 pay the loop's per-row start-up and remainder more often, and long rows can
 break the *layer condition* of Kerncraft (Hammer et al.) -- the neighbouring
-rows a stencil reuses no longer fit in L1/L2.  Measured here (2-core EPYC,
-`benchdb collect --sizes ... --passes 2`): a 50x50 shallow block's loops ran
-3-13 % slower as 25x100 (shorter rows), a 1100x1100 block's h, z and unew up
-to 14 % *faster* as 550x2200; the two effects have opposite signs and
-different footprint ranges, so a fixed law would not do.
+rows a stencil reuses no longer fit in L1/L2.  The two effects have opposite
+signs and act in different footprint ranges, so no fixed law would do
+(docs/findings/lookup-layers.md): the correction is fitted from measured rectangles.
 
 The sweep measures, at every other footprint, two rectangles whose rows are
 2x longer and 2x shorter than the square's (:data:`collectors.sizes.ASPECT_FACTOR`).
@@ -77,6 +75,16 @@ def fit(log_footprint: np.ndarray, aspect: np.ndarray, log_ratio: np.ndarray) ->
             "a_max": float(np.abs(aspect[mine]).max()),
         }
     return params
+
+
+def corrected(params: dict[str, Any], aspect: np.ndarray) -> np.ndarray:
+    """Whether :func:`evaluate` corrects each query: not square, and its side has
+    measured rectangles (elsewhere the factor is 1 and the square curve answers)."""
+    out = np.zeros(len(aspect), dtype=bool)
+    for side, sign in SIDES.items():
+        if side in params:
+            out |= (np.sign(aspect) == sign) & (np.abs(aspect) > SQUARE_TOL)
+    return out
 
 
 def evaluate(

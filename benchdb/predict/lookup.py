@@ -20,8 +20,7 @@ for a smooth bend or a kink inside the interval) what interpolating across the
 interval misses; the smaller one is the tighter estimate, and it is not
 inflated by a bend in the neighbouring interval.  Where the curve bends between
 measured sizes -- a cache edge -- it is large, and the noise spread says
-nothing about it (issue 7: at 0.8 L2 the chord missed the measured time by
-4-25 % while the spread was 7 %).  NaN where no bracketing point is interior.
+nothing about it (docs/findings/lookup-layers.md).  NaN where no bracketing point is interior.
 
 A non-square block's rate is the square curve's times the row-length
 correction of :mod:`.aspect`, fitted with the method from the calibration
@@ -30,14 +29,21 @@ Where measured blocks with the query's own row length bracket it closely, they
 answer instead (:mod:`.same_rows`; ``same_rows`` says so, and the bracketing
 footprints, spread and flags are theirs); ``interpolation_rel`` stays the
 curve's, an estimate from above for so short a span.
+
+Each answer names the layer that produced it (:class:`AnswerLayer`, the
+``layer`` column): ``same_rows``, ``aspect`` (the square curve times a
+row-length correction fitted from measured rectangles) or ``curve`` (the
+square curve alone); ``method`` names the curve's method whatever the layer.
+``benchdb validate`` checks this same answer path (:meth:`Lookup.without`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from enum import StrEnum
 from functools import cached_property
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -49,6 +55,17 @@ from .methods import get_method
 from .same_rows import SameRowCurves
 from .source import Selection, machine_rows, resolve_machine_caches, select_rows
 from .store import cached_fit
+
+if TYPE_CHECKING:
+    from ..db.engine import Database
+
+
+class AnswerLayer(StrEnum):
+    """Which layer of the lookup answered a query (see the module docstring)."""
+
+    SAME_ROWS = "same_rows"
+    ASPECT = "aspect"
+    CURVE = "curve"
 
 
 @dataclass(frozen=True)
@@ -62,10 +79,13 @@ class Lookup:
     params: dict[str, Any]
     model_id: int | None = None
     reused: bool = False
+    row_curves: SameRowCurves | None = None  # known already (see :meth:`without`)
 
     @cached_property
     def same_rows(self) -> SameRowCurves | None:
         """The selection's blocks grouped by row length (:mod:`.same_rows`)."""
+        if self.row_curves is not None:
+            return self.row_curves
         return SameRowCurves.build(
             self.selection.rows,
             self.basis.work_per_point,
@@ -100,6 +120,11 @@ class Lookup:
         interp = _interval_interpolation(self.params["loo_rel"])[idx]
         lo_fp, hi_fp = self.curve.footprint[lo], self.curve.footprint[hi]
         own = self.same_rows.answer(shapes, footprint) if self.same_rows else None
+        layer = np.where(
+            aspect.corrected(self.params["aspect"], log_aspect),
+            AnswerLayer.ASPECT.value,
+            AnswerLayer.CURVE.value,
+        ).astype(object)
         if own is not None and own.found.any():
             f = own.found
             rate, unc = np.where(f, own.rate, rate), np.where(f, own.spread, unc)
@@ -107,6 +132,7 @@ class Lookup:
             hi_fp = np.where(f, own.hi_footprint, hi_fp)
             flags = np.where(f, own.flags, flags)
             extrap, aspect_beyond = extrap & ~f, aspect_beyond & ~f
+            layer[f] = AnswerLayer.SAME_ROWS.value
         time = self.basis.work_per_point * points * iters / rate
         sel = self.selection
         return {
@@ -118,6 +144,7 @@ class Lookup:
             "threads": sel.threads,
             "precision": sel.precision,
             "method": self.method.NAME,
+            "layer": layer,
             "rate": rate,
             "rate_unit": self.basis.unit,
             "time_s": time,
@@ -134,12 +161,27 @@ class Lookup:
             "model_id": self.model_id,
         }
 
+    def without(self, shape_keys: set[str]) -> Lookup:
+        """This lookup refitted as if the blocks ``shape_keys`` had never been measured.
+
+        Every layer is rebuilt from the remaining rows (curve, rectangles, same-row
+        curves), so an answer at a left-out shape takes the path ``predict`` would
+        take without it: what ``benchdb validate`` checks.  Not stored; the
+        interpolation column is not computed (NaN), as it needs a leave-one-out of
+        its own."""
+        rows = tuple(r for r in self.selection.rows if str(r["shape_key"]) not in shape_keys)
+        removed = [r for r in self.selection.rows if str(r["shape_key"]) in shape_keys]
+        curve = build_curve(rows, self.basis.work_per_point, self.basis.geometry)
+        lookup = bare_lookup(replace(self.selection, rows=rows), self.basis, curve, self.method)
+        own = self.same_rows.without(removed) if self.same_rows is not None else None
+        return replace(lookup, row_curves=own)
+
     def describe(self) -> dict[str, Any]:
         """What the answers rest on (for --json and reports)."""
         sel = self.selection
         return {
             "kernel": sel.kernel,
-            "machine_id": sel.machine.machine_id,
+            **sel.machine.scope.to_dict(),
             "environment_id": sel.environment_id,
             "threads": sel.threads,
             "precision": sel.precision,
@@ -169,6 +211,13 @@ class Lookup:
                 )
             ],
         }
+
+
+def bare_lookup(selection: Selection, basis: RateBasis, curve: Curve, module: ModuleType) -> Lookup:
+    """``module`` fitted to ``curve`` now, not stored, without the leave-one-out
+    column (``interpolation_rel`` NaN): what validation refits many times."""
+    params = {**fit_method(module, curve), "loo_rel": [None] * len(curve)}
+    return Lookup(selection, basis, curve, module, params)
 
 
 def fit_method(module: ModuleType, curve: Curve) -> dict[str, Any]:
@@ -230,7 +279,7 @@ def _interval_flags(curve: Curve) -> np.ndarray:
 
 
 def fit_lookup(
-    db: Any,
+    db: Database,
     selection: Selection,
     method: str,
     *,
@@ -243,8 +292,8 @@ def fit_lookup(
     if len(curve) < module.MIN_POINTS:
         raise UserError(
             f"method {module.NAME} needs at least {module.MIN_POINTS} measured footprints; "
-            f"{selection.kernel} has {len(curve)} on this machine; collect more sizes or use "
-            f"--method linear (needs 2)"
+            f"{selection.kernel} has {len(curve)} on {selection.machine.scope.label}; collect more "
+            "sizes or use --method linear (needs 2)"
         )
 
     def fit() -> dict[str, Any]:
@@ -258,7 +307,7 @@ def fit_lookup(
         db,
         kind=f"predictor.{module.NAME}",
         subject=selection.subject,
-        machine_id=selection.machine.machine_id,
+        scope=selection.machine.scope,
         environment_id=selection.environment_id,
         data=curve.fingerprint_data(),
         selector=selection.selector(),
@@ -268,27 +317,30 @@ def fit_lookup(
 
 
 def prepare_lookup(
-    db: Any,
+    db: Database,
     kernel: str,
     *,
     method: str,
     threads: int = 1,
     precision: str = "float64",
     machine: str | None = None,
+    host: str | None = None,
     environment_id: int | None = None,
     context: str | None = None,
     shapes: np.ndarray | None = None,
+    store: bool = True,
 ) -> Lookup:
     """Everything up to evaluation: check inputs, select the data, fit or reuse.
 
-    ``shapes``, when given, are checked here, before anything is written.
+    ``shapes``, when given, are checked here, before anything is written.  The fit
+    is stored for reuse unless ``store`` is False or the database is read-only.
     """
     basis = rate_basis(kernel, precision, db)  # unknown kernel/precision: fail before fitting
     get_method(method)
     if shapes is not None:
         basis.points_and_footprint(shapes)
-    mc = resolve_machine_caches(db, machine)
-    rows = machine_rows(db, mc.machine_id, kernels=[kernel], precision=precision)
+    mc = resolve_machine_caches(db, machine, host)
+    rows = machine_rows(db, mc.scope, kernels=[kernel], precision=precision)
     selection = select_rows(
         rows,
         mc,
@@ -298,4 +350,4 @@ def prepare_lookup(
         environment_id=environment_id,
         context=context,
     )
-    return fit_lookup(db, selection, method, store=not db.read_only)
+    return fit_lookup(db, selection, method, store=store and not db.read_only)

@@ -18,14 +18,18 @@ from ..db.engine import Database
 from ..errors import UserError
 from .basis import RateBasis, rate_basis
 from .curve import Curve, build_curve
-from .source import MachineCaches, select_rows
+from .source import MachineCaches, Selection, select_rows
 
 
 @dataclass(frozen=True)
 class KernelCurve:
     basis: RateBasis
     curve: Curve
-    context: str
+    selection: Selection
+
+    @property
+    def context(self) -> str:
+        return self.selection.context
 
     @property
     def byte_rate(self) -> np.ndarray:
@@ -79,7 +83,7 @@ def machine_data(
     if run_ids is not None:
         pool = [r for r in pool if r["run_id"] in set(run_ids)]
     if not pool:
-        raise UserError(f"no {precision} measurements on machine {machine.hostname}")
+        raise UserError(f"no {precision} measurements on {machine.scope.label}")
     env = environment_id if environment_id is not None else widest_environment(pool)
     curves: dict[str, KernelCurve] = {}
     for kernel in sorted({r["kernel"] for r in pool}):
@@ -97,6 +101,6 @@ def machine_data(
             continue  # no data at these settings, or a kernel no longer defined
         if sel.rows:
             curves[kernel] = KernelCurve(
-                basis, build_curve(sel.rows, basis.work_per_point, basis.geometry), sel.context
+                basis, build_curve(sel.rows, basis.work_per_point, basis.geometry), sel
             )
     return MachineData(machine, threads, precision, env, curves)

@@ -3,20 +3,10 @@
 Paper 003 looks P up by footprint alone (eq. 8-9), and :mod:`.aspect` corrects
 for a block's row length with one smooth slope per footprint.  Neither sees
 what the exact row length does: its SIMD remainder and whether each row starts
-on a cache line.  Measured here (2-core EPYC, 1 MiB L2 per core;
-``benchmarks/app_validation.py --near`` on a fresh database, run c8, then the
-loops summed per point with ``sqlite3`` over its ``fullstep`` measurements):
-71x71, whose 72-element rows are 9 cache lines exactly, ran at 6.0-6.4
-ns/point in all four of its measurements, while the same-row brackets of the
-70x70 block, 70x64 and 70x76, ran at 6.8-7.6.  71x71 lies between them in
-footprint, so the square curve's lookup at 70x70 rested on it, and the
-single-rank 70x70 run was predicted 12 % short (its cheap loops 12-20 %);
-answered from its own rows, the same runs came out +1.9 % (``python
-benchmarks/app_validation.py --db ... --from-db`` before and after), and the
-next two validations -2.0 % and +0.8 %, every loop within 9.4 %.
-``benchdb collect --kernels shallow --sizes 70x60,...,70x80,60x70,...,80x70``
-showed that 70x70 itself is no outlier among its own-row neighbours (7.58
-against 7.67 at 70x64 and 7.36 at 70x76).
+on a cache line.  A block whose rows are a whole number of cache lines can run
+well faster than its footprint neighbours, and a square-curve lookup resting on
+it then misses a block of other rows by more than the noise
+(docs/findings/lookup-layers.md).
 
 So where the measurements hold blocks with exactly the query's contiguous
 extent on both sides of its footprint, each within :data:`REACH`, the answer
@@ -91,6 +81,26 @@ class SameRowCurves:
             )
             curves[extent] = replace(own, flags=flags)
         return cls(axis, curves)
+
+    def without(self, removed: Sequence[Mapping[str, Any]]) -> SameRowCurves:
+        """These curves with the measurement rows ``removed`` taken out: only their
+        extents' curves change (validation's leave-one-out refits a lookup once per
+        shape; rebuilding every extent's curve each time cost most of it).  The
+        points keep the flags they earned on the full curve."""
+        ids = {int(r["measurement_id"]) for r in removed}
+        curves = dict(self.curves)
+        for extent in {int(r["shape"][self.axis]) for r in removed}:
+            curve = curves.get(extent)
+            if curve is None:
+                continue
+            hit = [i for i, mids in enumerate(curve.measurement_ids) if ids.intersection(mids)]
+            for i in reversed(hit):
+                curve = curve.drop(i)
+            if len(curve):
+                curves[extent] = curve
+            else:
+                del curves[extent]
+        return SameRowCurves(self.axis, curves)
 
     def answer(self, shapes: np.ndarray, footprint: np.ndarray) -> Answers:
         """For each row of ``shapes`` (n, ndim) with ``footprint`` (bytes): the rate

@@ -6,9 +6,10 @@ must answer from a cold start in under a second, and importing pandas alone
 costs about half of that on the reference machine.  Analyses that want a
 DataFrame (``benchdb validate``, plots, notebooks) use ``measurements_frame``.
 
-Which data (docs/design.md "Models"): one machine, one environment, one kernel
+Which data (docs/design.md "Models"): one node class -- all its hosts, or the
+one of ``--host`` (:mod:`benchdb.scope`) -- one environment, one kernel
 version, thread count, precision and timing context.  By default the kernel
-version is the newest one measured on this machine (a user's changed code is
+version is the newest one measured on the class (a user's changed code is
 a new version, never mixed with the old), the environment the newest one
 that measured it (a numba upgrade changes results, DMI report: 2.4x across
 compilers); the context is
@@ -27,8 +28,9 @@ from typing import Any
 from sqlalchemy import select
 
 from ..db.engine import Database
-from ..db.models import Kernel, Machine, Measurement, Run
+from ..db.models import Kernel, Measurement, Run
 from ..errors import UserError
+from ..scope import Scope, read_scope
 from .basis import benchmark_of
 
 CONTEXT_PREFERENCE = ("fullstep", "isolated")
@@ -36,19 +38,19 @@ CONTEXT_PREFERENCE = ("fullstep", "isolated")
 
 @dataclass(frozen=True)
 class MachineCaches:
-    """The machine a prediction is for, with its data-cache capacities (smallest first)."""
+    """The node class (or host) a prediction is for, with its data-cache capacities
+    (smallest first)."""
 
-    machine_id: int
-    hostname: str
+    scope: Scope
     caches: tuple[tuple[str, int], ...]  # (name, size_bytes) of data caches by level
 
     @classmethod
-    def from_row(cls, m: Machine) -> MachineCaches:
+    def of(cls, scope: Scope) -> MachineCaches:
         data = sorted(
-            (c for c in m.caches or [] if c.get("type") != "Instruction"),
+            (c for c in scope.caches if c.get("type") != "Instruction"),
             key=lambda c: int(c.get("level", 0)),
         )
-        return cls(m.id, m.hostname, tuple((str(c["name"]), int(c["size_bytes"])) for c in data))
+        return cls(scope, tuple((str(c["name"]), int(c["size_bytes"])) for c in data))
 
     def level_capacities(self) -> list[tuple[str, float]]:
         """(name, capacity bytes) of each data cache, then ("memory", inf)."""
@@ -94,22 +96,21 @@ class Selection:
         }
 
 
-def resolve_machine_caches(db: Database, machine: str | None) -> MachineCaches:
-    """The named machine (id, hostname, fingerprint prefix) or this one."""
-    from ..query import resolve_machine
-
-    with db.reading() as s:
-        return MachineCaches.from_row(resolve_machine(s, machine))
+def resolve_machine_caches(
+    db: Database, machine: str | None, host: str | None = None
+) -> MachineCaches:
+    """The node class of ``--machine`` (or this machine's), or the one ``--host``."""
+    return MachineCaches.of(read_scope(db, machine, host))
 
 
 def machine_rows(
     db: Database,
-    machine_id: int,
+    scope: Scope,
     *,
     kernels: Sequence[str] | None = None,
     precision: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Every measurement of ``machine_id`` (optionally some kernels / one precision)."""
+    """Every measurement of ``scope`` (optionally some kernels / one precision)."""
     stmt = (
         select(
             Measurement.id,
@@ -127,13 +128,14 @@ def machine_rows(
             Measurement.precision,
             Measurement.context,
             Measurement.samples,
+            Measurement.passes,
             Measurement.t_median,
             Measurement.valid,
             Measurement.flags,
         )
         .join(Run, Measurement.run_id == Run.id)
         .join(Kernel, Measurement.kernel_id == Kernel.id)
-        .where(Run.machine_id == machine_id)
+        .where(scope.runs())
         .order_by(Measurement.id)
     )
     if kernels:
@@ -143,7 +145,7 @@ def machine_rows(
     keys = [
         "measurement_id", "run_id", "environment_id", "run_started_at", "run_tags", "kernel",
         "kernel_version", "shape", "shape_key", "points", "footprint_bytes", "threads",
-        "precision", "context", "samples", "t_median", "valid", "flags",
+        "precision", "context", "samples", "passes", "t_median", "valid", "flags",
     ]  # fmt: skip
     with db.reading() as s:
         return [dict(zip(keys, row, strict=True)) for row in s.execute(stmt)]
@@ -173,9 +175,8 @@ def select_rows(
     mine = [r for r in rows if r["kernel"] == kernel and r["precision"] == precision]
     if not mine:
         raise UserError(
-            f"no {precision} measurements of {kernel} on machine {machine.hostname} "
-            f"(id {machine.machine_id}) in the selected runs; run `benchdb collect --kernels "
-            f"{benchmark_of(kernel)}` first"
+            f"no {precision} measurements of {kernel} on {machine.scope.label} "
+            f"in the selected runs; run `benchdb collect --kernels {benchmark_of(kernel)}` first"
         )
     if kernel_version is None:
         kernel_version = _newest(mine)["kernel_version"]
@@ -206,8 +207,8 @@ def select_rows(
     measured_threads = sorted({int(r["threads"]) for r in mine})
     if threads not in measured_threads:
         raise UserError(
-            f"{kernel} was not measured with {threads} thread(s) on this machine; measured "
-            f"thread counts: {', '.join(map(str, measured_threads))} (or collect with "
+            f"{kernel} was not measured with {threads} thread(s) on {machine.scope.label}; "
+            f"measured thread counts: {', '.join(map(str, measured_threads))} (or collect with "
             f"`benchdb collect --kernels {benchmark_of(kernel)} --threads {threads}`)"
         )
     chosen = [r for r in mine if r["threads"] == threads]

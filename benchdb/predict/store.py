@@ -1,8 +1,9 @@
 """Fitted curves kept in the ``model`` table, keyed by a content hash of their data.
 
 A fit is stored with ``kind`` ``predictor.<method>`` (or ``baseline.<name>``),
-``subject`` ``kernel/t<threads>/<precision>/<context>``, the machine and
-environment, the ``selector`` that chose its measurements and ``data_hash`` =
+``subject`` ``kernel/t<threads>/<precision>/<context>``, the node class (and
+the host, under ``--host``) and environment, the ``selector`` that chose its
+measurements and ``data_hash`` =
 sha256 of the canonical JSON of the curve it was fitted on (plus the method's
 version).  The same data give the same hash, so the stored fit is reused; new
 or changed measurements give a new hash and a fresh fit (the old row stays, as
@@ -21,6 +22,7 @@ from ..db.engine import Database
 from ..db.models import Model
 from ..db.repo import get_or_create
 from ..hashing import content_hash
+from ..scope import Scope
 
 FIT_VERSION = 2
 """Bump when a method's fitting, or what a fit stores, changes: stored fits of the same
@@ -32,15 +34,24 @@ def cached_fit(
     *,
     kind: str,
     subject: str,
-    machine_id: int,
+    scope: Scope,
     environment_id: int | None,
     data: Any,
     selector: dict[str, Any],
     fit: Callable[[], dict[str, Any]],
 ) -> tuple[dict[str, Any], int, bool]:
-    """``(params, model id, reused)``: the stored fit of ``data``, or ``fit()`` stored now."""
+    """``(params, model id, reused)``: the stored fit of ``data``, or ``fit()`` stored now.
+
+    Looked up by node class and data: the same points pooled over the class or
+    narrowed to the one host that measured them are one fit.
+    """
     data_hash = content_hash({"fit_version": FIT_VERSION, "kind": kind, "data": data})
-    lookup = {"kind": kind, "subject": subject, "machine_id": machine_id, "data_hash": data_hash}
+    lookup = {
+        "kind": kind,
+        "subject": subject,
+        "node_class_id": scope.node_class_id,
+        "data_hash": data_hash,
+    }
     with db.session() as s:
         row = s.scalars(select(Model).filter_by(**lookup)).first()
         if row is not None:
@@ -48,7 +59,13 @@ def cached_fit(
     params = fit()
     with db.session() as s:
         row = get_or_create(
-            s, Model, lookup, environment_id=environment_id, params=params, selector=selector
+            s,
+            Model,
+            lookup,
+            machine_id=scope.host_id,
+            environment_id=environment_id,
+            params=params,
+            selector=selector,
         )
         s.flush()
         return dict(row.params), row.id, False

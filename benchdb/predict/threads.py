@@ -12,7 +12,7 @@ ones -- bandwidth is shared -- which is why the ranges are kept apart.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from ..errors import UserError
 from .basis import rate_basis
 from .curve import build_curve
 from .source import machine_rows, resolve_machine_caches, select_rows
+
+if TYPE_CHECKING:
+    from ..db.engine import Database
 
 
 def amdahl(n: np.ndarray, f: float) -> np.ndarray:
@@ -39,18 +42,19 @@ def fit_parallel_fraction(threads: np.ndarray, speedup: np.ndarray) -> float | N
 
 
 def thread_scaling(
-    db: Any,
+    db: Database,
     kernel: str,
     *,
     precision: str = "float64",
     machine: str | None = None,
+    host: str | None = None,
     environment_id: int | None = None,
     context: str | None = None,
 ) -> dict[str, Any]:
     """Speedup over 1 thread per level and thread count, and Amdahl's f per level."""
     rate_basis(kernel, precision, db)  # unknown kernel/precision: fail before any query
-    mc = resolve_machine_caches(db, machine)
-    rows = machine_rows(db, mc.machine_id, kernels=[kernel], precision=precision)
+    mc = resolve_machine_caches(db, machine, host)
+    rows = machine_rows(db, mc.scope, kernels=[kernel], precision=precision)
     base = select_rows(
         rows,
         mc,
@@ -100,7 +104,7 @@ def thread_scaling(
         )
     return {
         "kernel": kernel,
-        "machine_id": mc.machine_id,
+        **mc.scope.to_dict(),
         "environment_id": base.environment_id,
         "context": base.context,
         "threads": [1, *base.other_threads],

@@ -2,14 +2,18 @@
 
 Errors are in predicted *time*: ``100 x (T_pred / T_meas - 1) = 100 x (P_meas / P_pred - 1)``.
 
-* **Leave-one-out** over the stored footprints of the fitting runs: each
-  interior point is dropped, the method refitted on the rest and asked for the
-  dropped footprint (the two end points are left out: predicting them would
-  test extrapolation, which every answer flags anyway).  The baselines are
-  fitted per machine, not per curve, so their column is their in-sample error
-  at the same points.
-* **Independent sweep**: the methods (with their row-length correction,
-  :mod:`.aspect`) and baselines are fitted on the *fit runs* and checked
+A method is checked on the whole answer path of ``benchdb predict``
+(:class:`.lookup.Lookup`: blocks with the query's own rows, else the square
+curve with the row-length correction, else the curve alone), not its
+interpolation alone; each checked point says which layer answered it.
+
+* **Leave-one-out** over the measured shapes of the fitting runs: each shape
+  (all its measurements) is left out, every layer refitted without it
+  (:meth:`.lookup.Lookup.without`) and asked for it.  Shapes the rest would
+  extrapolate to are counted and left out (every answer flags extrapolation
+  anyway).  The baselines are fitted per machine, not per curve, so their
+  column is their in-sample error at the curve's points.
+* **Independent sweep**: the lookup is fitted on the *fit runs* and checked
   against every measurement of the *check runs* whose shape was not fitted
   and lies inside the fitted range (points outside it test extrapolation;
   they are counted, kept in ``check_points`` and left out of the statistics).
@@ -18,14 +22,17 @@ Errors are in predicted *time*: ``100 x (T_pred / T_meas - 1) = 100 x (P_meas / 
   checked against all earlier ones.
 
 Per kernel and method: the number of points, the median and 90th percentile
-absolute % error, the maximum and the worst points.
+absolute % error, the maximum, the worst points, how many points each layer
+answered, and beside the error the repeat noise of the same points
+(:mod:`.noise`: the spread between their passes) with the ratios error/noise
+(median and p90): near 1 the predictions are as good as measuring again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,11 +40,15 @@ from ..errors import UserError
 from . import aspect
 from .baselines import BASELINES
 from .basis import rate_basis
-from .lookup import fit_method, leave_one_out, method_rates
-from .machine_data import MachineData, machine_data
+from .lookup import Lookup, bare_lookup
+from .machine_data import KernelCurve, MachineData, machine_data
 from .methods import METHODS
+from .noise import AgainstNoise, RepeatNoise, repeat_noise
 from .source import MachineCaches, machine_rows, resolve_machine_caches
 from .store import cached_fit
+
+if TYPE_CHECKING:
+    from ..db.engine import Database
 
 VALIDATION_TAG = "validation"
 WORST = 3
@@ -83,7 +94,21 @@ def split_runs(
     return RunSplit(tuple(r for r in sorted(runs) if r != latest), (int(latest),), "latest run")
 
 
-def _summary(errors: list[tuple[float, dict[str, Any]]]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Checked:
+    """One checked point: its error, what it is, and its repeat noise."""
+
+    error_pct: float
+    about: dict[str, Any]  # shape, footprint_bytes (flags, layer where known)
+    noise: RepeatNoise | None
+
+
+def _summary(errors: list[Checked]) -> dict[str, Any]:
+    layers: dict[str, int] = {}
+    for c in errors:
+        if "layer" in c.about:
+            layers[c.about["layer"]] = layers.get(c.about["layer"], 0) + 1
+    against = asdict(AgainstNoise.of([c.error_pct for c in errors], [c.noise for c in errors]))
     if not errors:
         return {
             "n": 0,
@@ -91,15 +116,26 @@ def _summary(errors: list[tuple[float, dict[str, Any]]]) -> dict[str, Any]:
             "p90_abs_pct": None,
             "max_abs_pct": None,
             "worst": [],
+            "layers": layers,
+            "noise": against,
         }
-    abs_err = np.abs([e for e, _ in errors])
+    abs_err = np.abs([c.error_pct for c in errors])
     order = np.argsort(-abs_err)[:WORST]
     return {
         "n": len(errors),
         "median_abs_pct": float(np.median(abs_err)),
         "p90_abs_pct": float(np.percentile(abs_err, 90)),
         "max_abs_pct": float(abs_err.max()),
-        "worst": [{**errors[i][1], "error_pct": float(errors[i][0])} for i in order],
+        "worst": [
+            {
+                **errors[i].about,
+                "error_pct": float(errors[i].error_pct),
+                "noise_pct": None if errors[i].noise is None else 100.0 * errors[i].noise.rel,
+            }
+            for i in order
+        ],
+        "layers": layers,
+        "noise": against,
     }
 
 
@@ -127,20 +163,59 @@ def _check_points(
         out.append(
             {
                 "shape": r["shape_key"],
+                "extents": [int(v) for v in r["shape"]],
                 "footprint_bytes": float(r["footprint_bytes"]),
                 "log_aspect": a,
                 "rate": kc.basis.work_per_point * float(r["points"]) / float(r["t_median"]),
                 "flags": list(r["flags"] or []),
                 "run_id": int(r["run_id"]),
+                "noise": repeat_noise([r]),
             }
         )
     return out
 
 
+def _measured_rate(rows: Sequence[Mapping[str, Any]], work_per_point: float) -> float:
+    """The median of the rows' own (median-time) rates, as a curve point combines them."""
+    return float(np.median([work_per_point * float(r["points"]) / r["t_median"] for r in rows]))
+
+
+def _answer_path_loo(lookup: Lookup) -> tuple[list[Checked], int]:
+    """Each measured shape of ``lookup`` left out and answered by the rest
+    (see the module docstring); also the count left out as extrapolated."""
+    by_shape: dict[str, list[Mapping[str, Any]]] = {}
+    for r in lookup.selection.rows:
+        by_shape.setdefault(str(r["shape_key"]), []).append(r)
+    out, outside = [], 0
+    for key, rows in by_shape.items():
+        held = lookup.without({key})
+        if len(held.curve) < lookup.method.MIN_POINTS:
+            continue
+        cols = held.evaluate(np.array([list(rows[0]["shape"])], dtype=float))
+        if cols["extrapolated"][0]:
+            outside += 1
+            continue
+        measured = _measured_rate(rows, lookup.basis.work_per_point)
+        about = {
+            "shape": key,
+            "footprint_bytes": float(rows[0]["footprint_bytes"]),
+            "layer": str(cols["layer"][0]),
+        }
+        out.append(Checked(float(_pct(measured, cols["rate"][0])), about, repeat_noise(rows)))
+    return out, outside
+
+
+def _point_noise(kc: KernelCurve) -> list[RepeatNoise | None]:
+    """Per point of ``kc``'s curve, the repeat noise of the measurements it combines."""
+    by_id = {int(r["measurement_id"]): r for r in kc.selection.rows}
+    return [repeat_noise([by_id[m] for m in mids]) for mids in kc.curve.measurement_ids]
+
+
 def validate(
-    db: Any,
+    db: Database,
     *,
     machine: str | None = None,
+    host: str | None = None,
     kernels: Sequence[str] | None = None,
     methods: Sequence[str] | None = None,
     threads: int = 1,
@@ -157,13 +232,11 @@ def validate(
     for n in names:
         if n not in METHODS and n not in BASELINES:
             raise UserError(f"unknown method {n!r}; use: {', '.join([*METHODS, *BASELINES])}")
-    mc: MachineCaches = resolve_machine_caches(db, machine)
-    rows = [
-        r for r in machine_rows(db, mc.machine_id, precision=precision) if r["threads"] == threads
-    ]
+    mc: MachineCaches = resolve_machine_caches(db, machine, host)
+    rows = [r for r in machine_rows(db, mc.scope, precision=precision) if r["threads"] == threads]
     if not rows:
         raise UserError(
-            f"no {precision} measurements with {threads} thread(s) on {mc.hostname}; "
+            f"no {precision} measurements with {threads} thread(s) on {mc.scope.label}; "
             "run `benchdb collect` first"
         )
     split = split_runs(rows, fit_runs, check_runs)
@@ -185,7 +258,7 @@ def validate(
             db,
             kind=f"baseline.{b}",
             subject=f"machine/t{threads}/{precision}",
-            machine_id=mc.machine_id,
+            scope=mc.scope,
             environment_id=data.environment_id,
             data={k: kc.curve.fingerprint_data() for k, kc in data.curves.items()},
             selector={"run_ids": list(split.fit_runs), "threads": threads, "precision": precision},
@@ -200,56 +273,71 @@ def validate(
             progress(kernel)
         kc = data.curves[kernel]
         checks = _check_points(check_rows, data, kernel)
+        check_shapes = np.array([c["extents"] for c in checks], dtype=float)
         check_fp = np.array([c["footprint_bytes"] for c in checks], dtype=float)
-        check_a = np.array([c["log_aspect"] for c in checks], dtype=float)
         for name in names:
             if name in METHODS:
                 method = METHODS[name]
                 if len(kc.curve) < method.MIN_POINTS:
                     continue
-                loo = 100.0 * leave_one_out(method, kc.curve)
-                params = fit_method(method, kc.curve)
-                pred_check = method_rates(method, params, np.log(check_fp), check_a)[0]
+                lookup = bare_lookup(kc.selection, kc.basis, kc.curve, method)
+                loo_err, loo_outside = _answer_path_loo(lookup)
+                if checks:
+                    cols = lookup.evaluate(check_shapes)
+                    pred_check, beyond = cols["rate"], cols["extrapolated"]
+                    layer = cols["layer"]
+                else:
+                    pred_check = beyond = layer = np.zeros(0)
                 loo_kind = "loo"
             else:
                 base = BASELINES[name]
                 params = baseline_params[name]
                 loo = _pct(kc.curve.rate, base.evaluate(params, kc.basis, kc.curve.footprint))
-                loo[[0, -1]] = np.nan
+                point_noise = _point_noise(kc)
+                loo_err = [
+                    Checked(
+                        float(e),
+                        {
+                            "shape": ",".join(kc.curve.shapes[i]),
+                            "footprint_bytes": float(kc.curve.footprint[i]),
+                        },
+                        point_noise[i],
+                    )
+                    for i, e in enumerate(loo)
+                    if np.isfinite(e) and 0 < i < len(loo) - 1
+                ]
+                loo_outside = 0
                 pred_check = base.evaluate(params, kc.basis, check_fp)
+                lo, hi = kc.curve.footprint[0], kc.curve.footprint[-1]
+                beyond = ~((lo <= check_fp) & (check_fp <= hi))
+                layer = None
                 loo_kind = "in-sample"
-            loo_err = [
-                (
-                    float(e),
-                    {
-                        "shape": ",".join(kc.curve.shapes[i]),
-                        "footprint_bytes": float(kc.curve.footprint[i]),
-                    },
-                )
-                for i, e in enumerate(loo)
-                if np.isfinite(e)
-            ]
             check_err, outside = [], 0
-            lo, hi = kc.curve.footprint[0], kc.curve.footprint[-1]
-            for c, p in zip(checks, pred_check, strict=True):
+            for i, (c, p) in enumerate(zip(checks, pred_check, strict=True)):
                 if not np.isfinite(p) or p <= 0:
                     continue
                 e = float(_pct(c["rate"], p))
-                extrapolated = not lo <= c["footprint_bytes"] <= hi
+                extrapolated = bool(beyond[i])
+                about = {k: c[k] for k in ("shape", "footprint_bytes", "flags")}
+                if layer is not None:
+                    about["layer"] = str(layer[i])
+                noise = c["noise"]
                 points.append(
                     {
                         "kernel": kernel,
                         "method": name,
-                        **c,
+                        **{k: v for k, v in c.items() if k not in ("extents", "noise")},
+                        **({"layer": about["layer"]} if "layer" in about else {}),
                         "predicted_rate": float(p),
                         "error_pct": e,
+                        "noise_pct": None if noise is None else 100.0 * noise.rel,
                         "extrapolated": extrapolated,
                     }
                 )
                 if extrapolated:
                     outside += 1
                 else:
-                    check_err.append((e, {k: c[k] for k in ("shape", "footprint_bytes", "flags")}))
+                    check_err.append(Checked(e, about, noise))
             results.append(
                 {
                     "kernel": kernel,
@@ -257,13 +345,13 @@ def validate(
                     "kind": "method" if name in METHODS else "baseline",
                     "rate_unit": kc.basis.unit,
                     "loo_kind": loo_kind,
-                    "loo": _summary(loo_err),
+                    "loo": {**_summary(loo_err), "extrapolated_excluded": loo_outside},
                     "check": {**_summary(check_err), "extrapolated_excluded": outside},
                 }
             )
     _mark_best(results)
     return {
-        "machine_id": mc.machine_id,
+        **mc.scope.to_dict(),
         "environment_id": data.environment_id,
         "threads": threads,
         "precision": precision,

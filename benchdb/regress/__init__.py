@@ -1,31 +1,39 @@
 """Regression tracking (docs/design.md "Regression tracking").
 
 * A/B: :func:`compare_runs` judges every point two runs share by the ratio
-  of medians, a bootstrap interval, a Mann–Whitney U test and a minimum effect
-  (:mod:`.ab` documents the rules and thresholds).
+  of medians, a bootstrap interval, a Mann–Whitney U test, the separation of
+  the samples and a minimum effect (:mod:`.ab`), and every kernel by the
+  median of its points' ratios with a two-level bootstrap interval over the
+  points and their samples (:mod:`.hierarchical`): the kernel verdict is what
+  fails CI.
 * History: :func:`kernel_history` runs a pluggable change-point detector
   (:mod:`.detectors`: ``potts`` as in asv, ``zscore`` as in Conbench) over a
   kernel's series and names the run and environment change at each step.
-* Baselines: :func:`set_baseline`, :func:`show_baselines`.
+* Baselines: :func:`set_baseline` (with a reason), :func:`show_baselines`,
+  :func:`baseline_changes` (every reset and why).
 """
 
 from .ab import DEFAULT_ALPHA, DEFAULT_THRESHOLD, PointComparison, compare_samples
-from .baseline import set_baseline, show_baselines
+from .baseline import baseline_changes, set_baseline, show_baselines
 from .compare import RunComparison, compare_runs
 from .detectors import DETECTORS, Step, get_detector
+from .hierarchical import KernelChange, kernel_change
 from .history import Series, kernel_history
 
 __all__ = [
     "DEFAULT_ALPHA",
     "DEFAULT_THRESHOLD",
     "DETECTORS",
+    "KernelChange",
     "PointComparison",
     "RunComparison",
     "Series",
     "Step",
+    "baseline_changes",
     "compare_runs",
     "compare_samples",
     "get_detector",
+    "kernel_change",
     "kernel_history",
     "set_baseline",
     "show_baselines",

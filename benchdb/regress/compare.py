@@ -4,31 +4,42 @@ A point is a (kernel, shape, threads, precision, context); only valid
 measurements count.  Each point gets a verdict from :func:`.ab.compare_samples`.
 
 The *kernel* verdict (per kernel, threads, precision and context, over its
-shapes) is what fails CI: a kernel is ``slower`` when a strict majority of
-its points are ``slower`` and the median of its points' ratios exceeds the
-threshold (``faster`` alike); ``noisy`` when any point is noisy, slower or
-faster without such a majority; ``unchanged`` otherwise.  Why: a point's
-samples are taken back to back, so a burst of load from another process on
-a shared machine slows all of them at once and the test of that point finds
-it "significant" -- they are not independent replicates of the run.  A code,
-compiler or library change slows a kernel across its sizes; interference
-hits the points measured at that moment.  Measured on the 2-core development
-VM, unchanged code gave single points 0.25x to 3.6x apart between runs
-(benchmarks/false_positive_rate.py).  A kernel measured at one shape falls
-back to its point's verdict.
+shapes) is what fails CI.  It follows the combined evidence of the kernel's
+points (:mod:`.hierarchical`): the median over the points of their ratios,
+with a two-level bootstrap interval at ``1 - alpha`` that resamples the
+points and the samples within them.  With the kernel's threshold ``t`` and
+the band ``[1/(1+t), 1+t]``:
 
-**Run-to-run noise floor.**  The spread of all common points' log ratios
-measures how much the two runs differ when nothing changed (most points are
-unchanged, so a robust spread ignores the changed few):
-``sigma_run = 1.4826 * MAD(log ratio)`` over at least
-:data:`MIN_POINTS_FOR_FLOOR` points.  A point is ``slower``/``faster`` only if
-``|log ratio| > NOISE_Z * sigma_run`` as well (:data:`NOISE_Z` = 3), else it
-is ``noisy``.  A change common to all points (a slower compiler) moves the
-median, not the spread, and is still reported.  ``per_point=True`` (``--per-point``) fails on any
-slower point instead, for quiet dedicated machines.
+* ``slower``: the interval lies wholly above 1 (the change is significant)
+  *and* the median ratio exceeds ``1+t`` (it is larger than the threshold);
+  ``faster`` alike below -- the rule of asv's ``compare`` (significance from
+  the data, a minimum effect from the user), at the level of the kernel;
+* ``unchanged``: the whole interval lies inside the band;
+* ``noisy``: otherwise -- the data can neither confirm nor rule out a
+  change larger than the threshold.
 
-Only runs of the same machine (same fingerprint) are comparable: across
-machines a difference says nothing about the code.  The environment difference
+Why the points and not the samples are the replicates: a point's samples are
+taken back to back, so one burst of another process's load slows them all
+and the point alone can look "significantly" slower; a change of the code,
+compiler or library shows across a kernel's sizes.  Why the samples are
+resampled too: a real collection's samples of a point come from several
+passes minutes apart, and how much they differ is how much the machine's
+speed drifted; a whole run slowed by the machine moves every point of a
+kernel alike, which a bootstrap over the points alone would call a change
+(docs/findings/regression-detection.md has the measurements of both
+designs; benchmarks/regression_detection.py and false_positive_rate.py
+measure both directions).  A slowdown far beyond the noise (``NUMBA_OPT=0``,
+20-80x) lies outside any interval the noise gives.
+
+Thresholds may differ per kernel (``kernel_thresholds``: exact names or
+:mod:`fnmatch` patterns, the exact name first, then the longest matching
+pattern; from the project's config file, :mod:`benchdb.config`).
+``per_point=True`` (``--per-point``) fails on any slower point instead, for
+quiet dedicated machines.
+
+Only runs of the same node class are comparable (:mod:`benchdb.node_class`:
+the same hardware, on any of its hosts, before or after an OS update): across
+classes a difference says nothing about the code.  The environment difference
 between the two runs is part of the answer, since it is usually the cause of
 a change; so is a kernel whose version changed between them (a user's program
 or plugin rebuilt with other code): ``version_change`` names both versions.
@@ -36,8 +47,9 @@ or plugin rebuilt with other code): ``version_change`` names both versions.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from typing import Any, TypeVar
 
 import numpy as np
@@ -49,6 +61,7 @@ from ..query import measurements_frame
 from .ab import DEFAULT_ALPHA, DEFAULT_THRESHOLD, VERDICTS, compare_samples
 from .describe import machine_summary, run_summary
 from .envdiff import environment_diff
+from .hierarchical import kernel_change
 from .runref import resolve_runs
 
 POINT_KEY = ["kernel", "shape_key", "threads", "precision", "context"]
@@ -61,67 +74,83 @@ RESULT_COLUMNS = [
     "ci_low",
     "ci_high",
     "p_value",
+    "threshold",
     "verdict",
     "version_change",
 ]
 
 KERNEL_KEY = ["kernel", "threads", "precision", "context"]
 KERNEL_COLUMNS = [
-    *KERNEL_KEY, "points", "slower", "faster", "noisy", "median_ratio", "verdict", "version_change",
-]  # fmt: skip
-
-NOISE_Z = 3.0
-"""A change must exceed this many run-to-run noise deviations (robust sigma of log ratios)."""
-
-MIN_POINTS_FOR_FLOOR = 8
-"""Fewer common points than this give no noise floor (too few to estimate a spread)."""
+    *KERNEL_KEY,
+    "points",
+    "slower",
+    "faster",
+    "noisy",
+    "median_ratio",
+    "ci_low",
+    "ci_high",
+    "threshold",
+    "verdict",
+    "version_change",
+]
 
 T = TypeVar("T")
 
 
-def run_noise(ratios: pd.Series) -> float:
-    """Robust std of the log ratios (1.4826 x MAD): 0 with too few points to tell."""
-    if len(ratios) < MIN_POINTS_FOR_FLOOR:
-        return 0.0
-    logs = np.log(ratios.to_numpy(dtype=float))
-    return float(1.4826 * np.median(np.abs(logs - np.median(logs))))
+def check_threshold(value: float, where: str) -> None:
+    """``UserError`` unless ``value`` is a usable relative threshold (a fraction)."""
+    if not 0 < value < 10:
+        raise UserError(
+            f"{where} {value * 100:g}% is out of range; give a percentage above 0 and below 1000"
+        )
 
 
-def apply_noise_floor(results: pd.DataFrame, sigma: float) -> pd.DataFrame:
-    """Points whose change is within ``NOISE_Z * sigma`` of none become ``noisy``."""
-    within = np.abs(np.log(results["ratio"].to_numpy(dtype=float))) <= NOISE_Z * sigma
-    changed = results["verdict"].isin(["slower", "faster"]).to_numpy()
-    out = results.copy()
-    out.loc[within & changed, "verdict"] = "noisy"
-    return out
+def threshold_for(kernel: str, default: float, kernel_thresholds: Mapping[str, float]) -> float:
+    """The threshold of ``kernel``: its exact entry, else the longest matching pattern, else
+    ``default``."""
+    if kernel in kernel_thresholds:
+        return kernel_thresholds[kernel]
+    matching = [p for p in kernel_thresholds if fnmatchcase(kernel, p)]
+    return kernel_thresholds[max(matching, key=len)] if matching else default
 
 
-def kernel_verdicts(results: pd.DataFrame, threshold: float) -> pd.DataFrame:
-    """One row per kernel configuration: point counts, median ratio and the kernel verdict."""
+def band_verdict(ratio: float, low: float, high: float, threshold: float) -> str:
+    """A kernel's verdict from its median ``ratio`` and interval (module docstring rules)."""
+    upper, lower = 1 + threshold, 1 / (1 + threshold)
+    if low > 1 and ratio > upper:
+        return "slower"
+    if high < 1 and ratio < lower:
+        return "faster"
+    if low >= lower and high <= upper:
+        return "unchanged"
+    return "noisy"
+
+
+def kernel_verdicts(
+    results: pd.DataFrame, samples: Mapping[tuple, tuple[Any, Any]], alpha: float
+) -> pd.DataFrame:
+    """One row per kernel configuration: point counts, median ratio, interval and verdict.
+
+    ``samples`` maps each point key (:data:`POINT_KEY`) to its (baseline, contender) samples.
+    """
     rows = []
     for key, group in results.groupby(KERNEL_KEY, sort=True):
-        n = len(group)
         counts = group["verdict"].value_counts()
-        slower, faster = int(counts.get("slower", 0)), int(counts.get("faster", 0))
-        noisy = int(counts.get("noisy", 0))
-        median = float(group["ratio"].median())
-        if 2 * slower > n and median > 1 + threshold:
-            verdict = "slower"
-        elif 2 * faster > n and median < 1 / (1 + threshold):
-            verdict = "faster"
-        elif slower or faster or noisy:
-            verdict = "noisy"
-        else:
-            verdict = "unchanged"
+        pairs = [samples[k] for k in group[POINT_KEY].itertuples(index=False, name=None)]
+        change = kernel_change(pairs, 1 - alpha)
+        threshold = float(group["threshold"].iloc[0])
         rows.append(
             {
                 **dict(zip(KERNEL_KEY, key, strict=True)),
-                "points": n,
-                "slower": slower,
-                "faster": faster,
-                "noisy": noisy,
-                "median_ratio": median,
-                "verdict": verdict,
+                "points": len(group),
+                "slower": int(counts.get("slower", 0)),
+                "faster": int(counts.get("faster", 0)),
+                "noisy": int(counts.get("noisy", 0)),
+                "median_ratio": change.ratio,
+                "ci_low": change.ci_low,
+                "ci_high": change.ci_high,
+                "threshold": threshold,
+                "verdict": band_verdict(change.ratio, change.ci_low, change.ci_high, threshold),
                 "version_change": ", ".join(sorted(set(group["version_change"]) - {""})),
             }
         )
@@ -130,7 +159,11 @@ def kernel_verdicts(results: pd.DataFrame, threshold: float) -> pd.DataFrame:
 
 @dataclass
 class RunComparison:
-    """Baseline vs contender: one row per common point in ``results``, per kernel in ``kernels``."""
+    """Baseline vs contender: one row per common point in ``results``, per kernel in ``kernels``.
+
+    ``threshold`` is the default; ``kernel_thresholds`` the per-kernel ones in force
+    (the ``threshold`` column of both tables holds the one each row was judged by).
+    """
 
     baseline: dict[str, Any]
     contender: dict[str, Any]
@@ -140,7 +173,7 @@ class RunComparison:
     results: pd.DataFrame
     kernels: pd.DataFrame
     per_point: bool = False
-    noise_sigma: float = 0.0
+    kernel_thresholds: dict[str, float] = field(default_factory=dict)
     environment_diff: list[dict[str, Any]] = field(default_factory=list)
     only_baseline: int = 0
     only_contender: int = 0
@@ -162,16 +195,24 @@ class RunComparison:
         found = self.kernels["verdict"].value_counts()
         return {v: int(found.get(v, 0)) for v in VERDICTS}
 
+    @property
+    def noise_sigma(self) -> float:
+        """How far the points' ratios scatter: 1.4826 x MAD of their logs (descriptive only:
+        with unchanged code it is the run-to-run noise, with a change it includes the change's
+        own spread across kernels and sizes, so no verdict uses it)."""
+        logs = np.log(self.results["ratio"].to_numpy(dtype=float))
+        return float(1.4826 * np.median(np.abs(logs - np.median(logs)))) if logs.size else 0.0
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "baseline": self.baseline,
             "contender": self.contender,
             "machine": self.machine,
             "threshold": self.threshold,
+            "kernel_thresholds": self.kernel_thresholds,
             "alpha": self.alpha,
             "per_point": self.per_point,
             "noise_sigma": self.noise_sigma,
-            "noise_floor_ratio": float(np.exp(NOISE_Z * self.noise_sigma)),
             "regression": bool(len(self.regressions)),
             "regressed_kernels": sorted(set(self.regressions["kernel"])),
             "kernel_counts": self.kernel_counts,
@@ -200,33 +241,39 @@ def compare_runs(
     *,
     threshold: float = DEFAULT_THRESHOLD,
     alpha: float = DEFAULT_ALPHA,
+    kernel_thresholds: Mapping[str, float] | None = None,
     machine: str | None = None,
+    host: str | None = None,
     per_point: bool = False,
     track: Callable[..., Iterable[Any]] = _identity,
 ) -> RunComparison:
     """Compare two runs named as in :mod:`.runref`; ``UserError`` when they are not comparable.
 
-    ``track`` wraps the loop over points (e.g. ``rich.progress.track``).
+    ``kernel_thresholds`` maps kernel names or patterns to their own thresholds
+    (fractions, like ``threshold``).  ``track`` wraps the loop over points (e.g.
+    ``rich.progress.track``).
     """
-    if not 0 < threshold < 10:
-        raise UserError(f"threshold {threshold:g} is out of range; give a fraction like 0.05")
+    check_threshold(threshold, "threshold")
+    per_kernel = dict(kernel_thresholds or {})
+    for name, value in per_kernel.items():
+        check_threshold(value, f"threshold of {name!r}")
     if not 0 < alpha < 1:
         raise UserError(f"alpha {alpha:g} is out of range; give a probability like 0.01")
     with db.session() as s:
-        base, cont = resolve_runs(s, [baseline, contender], machine)
+        base, cont = resolve_runs(s, [baseline, contender], machine, host)
         if base.id == cont.id:
             raise UserError(
                 f"{baseline!r} and {contender!r} are both run {base.id}; name two different runs"
             )
-        if base.machine_id != cont.machine_id:
+        if base.machine.node_class_id != cont.machine.node_class_id:
             raise UserError(
-                f"run {base.id} is from machine {base.machine.hostname} "
-                f"({base.machine.fingerprint[:12]}) but run {cont.id} from "
-                f"{cont.machine.hostname} ({cont.machine.fingerprint[:12]}); only runs of the "
-                "same machine are comparable: pick a contender measured on the baseline's machine"
+                f"run {base.id} is from host {base.machine.hostname} of node class "
+                f"{base.machine.node_class_id} but run {cont.id} from {cont.machine.hostname} "
+                f"of node class {cont.machine.node_class_id}; only runs of the same node class "
+                "(the same hardware) are comparable: pick a contender of the baseline's class"
             )
         info_base, info_cont = run_summary(base), run_summary(cont)
-        host = machine_summary(base.machine)
+        described = machine_summary(base.machine)
         env = environment_diff(base.environment, cont.environment)
     frame = measurements_frame(db, run_ids=[base.id, cont.id], valid_only=True)
     a = frame[frame["run_id"] == base.id].set_index(POINT_KEY)
@@ -237,12 +284,14 @@ def compare_runs(
             f"runs {base.id} and {cont.id} have no valid point in common (same kernel, shape, "
             "threads, precision and context); compare runs of the same collection settings"
         )
-    rows = []
+    rows, samples = [], {}
     for key in track(list(common), description="comparing"):
         pa, pb = a.loc[key], b.loc[key]
         flagged = "noisy" in pa["flags"] or "noisy" in pb["flags"]
+        limit = threshold_for(key[0], threshold, per_kernel)
+        samples[key] = (pa["samples"], pb["samples"])
         result = compare_samples(
-            pa["samples"], pb["samples"], threshold=threshold, alpha=alpha, flagged_noisy=flagged
+            pa["samples"], pb["samples"], threshold=limit, alpha=alpha, flagged_noisy=flagged
         )
         rows.append(
             {
@@ -254,6 +303,7 @@ def compare_runs(
                 "ci_low": result.ci_low,
                 "ci_high": result.ci_high,
                 "p_value": result.p_value,
+                "threshold": limit,
                 "verdict": result.verdict,
                 "version_change": version_change(pa["kernel_version"], pb["kernel_version"]),
             }
@@ -261,18 +311,16 @@ def compare_runs(
     results = pd.DataFrame(rows, columns=RESULT_COLUMNS).sort_values(
         ["kernel", "threads", "precision", "context", "footprint_bytes"], ignore_index=True
     )
-    sigma = run_noise(results["ratio"])
-    results = apply_noise_floor(results, sigma)
     return RunComparison(
         baseline=info_base,
         contender=info_cont,
-        machine=host,
+        machine=described,
         threshold=threshold,
         alpha=alpha,
         results=results,
-        kernels=kernel_verdicts(results, threshold),
+        kernels=kernel_verdicts(results, samples, alpha),
         per_point=per_point,
-        noise_sigma=sigma,
+        kernel_thresholds=per_kernel,
         environment_diff=env,
         only_baseline=len(a.index.difference(b.index)),
         only_contender=len(b.index.difference(a.index)),

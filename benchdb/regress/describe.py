@@ -1,4 +1,4 @@
-"""Plain-dict descriptions of runs and machines for tables, JSON and reports."""
+"""Plain-dict descriptions of runs and hosts for tables, JSON and reports."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ def run_summary(run: Run) -> dict[str, Any]:
         "status": run.status,
         "started_at": run.started_at,
         "machine_id": run.machine_id,
+        "host": run.machine.hostname,
         "environment_id": run.environment_id,
         "git_commit": env.git_commit,
         "numba": env.numba,
@@ -24,9 +25,12 @@ def run_summary(run: Run) -> dict[str, Any]:
 
 
 def machine_summary(machine: Machine) -> dict[str, Any]:
+    """A host and its node class."""
     return {
         "machine_id": machine.id,
         "hostname": machine.hostname,
         "fingerprint": machine.fingerprint,
-        "cpu_model": machine.cpu_model,
+        "node_class_id": machine.node_class_id,
+        "node_class": machine.node_class.fingerprint,
+        "cpu_model": machine.node_class.cpu_model,
     }

@@ -1,11 +1,17 @@
 """``history``: a kernel's median time over runs, its steps, and what changed at each.
 
 A series is one point (kernel, shape, threads, precision, context) on one
-machine, one value per run (the run's median seconds per repetition), oldest
-run first, across the kernel's versions.  A detector from :mod:`.detectors`
-finds the steps; for each step the runs on either side, the difference of
-their environments and any change of the kernel's version are given, since
-changed code, a changed compiler, library or setting is the usual cause.
+node class -- every host of it, or the one of ``--host`` -- one value per run
+(the run's median seconds per repetition, with the host that ran it), oldest
+run first, across the kernel's versions.  Pooling the class keeps one history
+across an OS update and across the nodes a batch system placed the runs on.
+A detector from :mod:`.detectors` finds the steps; for each step the runs on
+either side, the difference of their environments and any change of the
+kernel's version are given, since changed code, a changed compiler, library
+or setting is the usual cause.  A step where the class's baseline was reset
+(``benchdb baseline set RUN --reason``, to a run after the step's previous
+run and up to its run) carries that reset and its reason: a change someone
+looked at and accepted.
 """
 
 from __future__ import annotations
@@ -19,9 +25,10 @@ from sqlalchemy import select
 from ..db.engine import Database
 from ..db.models import Environment, Kernel, Measurement, Run
 from ..errors import UserError
-from ..query import measurements_frame, parse_shape, resolve_machine, shape_key
+from ..query import measurements_frame, parse_shape, shape_key
+from ..scope import Scope, resolve_scope
+from .baseline import baseline_changes
 from .compare import POINT_KEY, version_change
-from .describe import machine_summary
 from .detectors import Detector, get_detector
 from .envdiff import environment_diff
 
@@ -29,6 +36,7 @@ SERIES_COLUMNS = [
     "run_id",
     "run_started_at",
     "run_tags",
+    "host",
     "environment_id",
     "kernel_version",
     "t_median",
@@ -63,26 +71,38 @@ class Series:
         }
 
 
-def _known_kernels(db: Database, machine_id: int) -> list[str]:
+def _known_kernels(db: Database, scope: Scope) -> list[str]:
     with db.reading() as s:
         stmt = (
             select(Kernel.name)
             .join(Measurement, Measurement.kernel_id == Kernel.id)
             .join(Run, Measurement.run_id == Run.id)
-            .where(Run.machine_id == machine_id)
+            .where(scope.runs())
             .distinct()
             .order_by(Kernel.name)
         )
         return list(s.scalars(stmt))
 
 
-def _step_details(db: Database, values: pd.DataFrame, steps: list[Any]) -> list[dict[str, Any]]:
+def _reset_at(
+    changes: list[dict[str, Any]], before: pd.Series, after: pd.Series
+) -> dict[str, Any] | None:
+    """The newest baseline reset to a run started after ``before`` and up to ``after``."""
+    for change in reversed(changes):
+        if before["run_started_at"] < change["run_started_at"] <= after["run_started_at"]:
+            return {k: change[k] for k in ("run_id", "reason", "set_at")}
+    return None
+
+
+def _step_details(
+    db: Database, values: pd.DataFrame, steps: list[Any], changes: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     details = []
     with db.session() as s:
         for step in steps:
             before, after = values.iloc[step.index - 1], values.iloc[step.index]
-            env_a = s.get_one(Environment, int(before["environment_id"]))
-            env_b = s.get_one(Environment, int(after["environment_id"]))
+            env_a = s.get(Environment, int(before["environment_id"]))
+            env_b = s.get(Environment, int(after["environment_id"]))
             details.append(
                 {
                     **step.to_dict(),
@@ -93,6 +113,7 @@ def _step_details(db: Database, values: pd.DataFrame, steps: list[Any]) -> list[
                     "version_change": version_change(
                         before["kernel_version"], after["kernel_version"]
                     ),
+                    "baseline_reset": _reset_at(changes, before, after),
                 }
             )
     return details
@@ -107,27 +128,28 @@ def kernel_history(
     precision: str | None = None,
     context: str | None = None,
     machine: str | None = None,
+    host: str | None = None,
     detector: Detector | str = "potts",
 ) -> tuple[dict[str, Any], list[Series]]:
-    """The machine and the series of ``kernel`` matching the filters, steps detected.
+    """The scope (:meth:`~benchdb.scope.Scope.to_dict`) and the series of ``kernel``
+    matching the filters, steps detected.
 
     ``UserError`` (naming what exists) for an unknown kernel or shape, or
     when nothing matches the filters.
     """
     found = get_detector(detector) if isinstance(detector, str) else detector
-    with db.session() as s:
-        host = resolve_machine(s, machine)
-        host_info = machine_summary(host)
-    known = _known_kernels(db, host_info["machine_id"])
+    with db.reading() as s:
+        scope = resolve_scope(s, machine, host)
+    known = _known_kernels(db, scope)
     if kernel not in known:
         raise UserError(
-            f"no measurements of kernel {kernel!r} on machine {host_info['hostname']}; "
+            f"no measurements of kernel {kernel!r} on {scope.label}; "
             f"measured kernels: {', '.join(known) or 'none (run `benchdb collect`)'}"
         )
     frame = measurements_frame(
         db,
         kernels=[kernel],
-        machine_id=host_info["machine_id"],
+        scope=scope,
         threads=[threads] if threads is not None else None,
         precision=precision,
         context=context,
@@ -148,6 +170,7 @@ def kernel_history(
             "as given; drop a filter to see what exists"
         )
     series = []
+    changes = baseline_changes(db, scope.node_class_id)
     frame = frame.sort_values(["run_started_at", "run_id"])
     for key, group in frame.groupby(POINT_KEY[1:], sort=True):
         values = group[SERIES_COLUMNS].reset_index(drop=True)
@@ -161,8 +184,8 @@ def kernel_history(
                 context=key[3],
                 footprint_bytes=int(group["footprint_bytes"].iloc[0]),
                 values=values,
-                steps=_step_details(db, values, steps),
+                steps=_step_details(db, values, steps, changes),
             )
         )
     series.sort(key=lambda x: (x.threads, x.precision, x.context, x.footprint_bytes))
-    return host_info, series
+    return {**scope.to_dict(), "label": scope.label}, series

@@ -1,14 +1,16 @@
 """Naming runs on the command line: an id, a tag, ``latest``, ``previous`` or ``baseline``.
 
 * ``42``: run 42.
-* ``latest``: the newest run on the machine that has kernel measurements and
-  is not still running; ``previous``: the one before it.
-* ``baseline``: the run pinned with ``benchdb baseline set`` for the machine.
+* ``latest``: the newest run of the node class that has kernel measurements
+  and is not still running (of the one host with ``--host``); ``previous``:
+  the one before it.
+* ``baseline``: the run pinned with ``benchdb baseline set`` for the class.
 * anything else is a tag given to ``benchdb collect --tag``; when several
   runs carry it, the newest one.
 
-The machine for ``latest``/``previous``/``baseline`` is ``--machine`` when
-given, else the machine of the other (explicit) run, else this machine.
+The node class for ``latest``/``previous``/``baseline`` is that of
+``--machine``/``--host`` when given, else the class of the other (explicit)
+run, else this machine's (:mod:`benchdb.scope`).
 """
 
 from __future__ import annotations
@@ -16,22 +18,22 @@ from __future__ import annotations
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
-from ..db.models import Baseline, Machine, Measurement, Run
+from ..db.models import Baseline, Measurement, Run
 from ..errors import UserError
-from ..query import resolve_machine
+from ..scope import Scope, resolve_scope, scope_of_run
 
 SYMBOLIC = ("latest", "previous", "baseline")
 
 
-def measured_runs(session: Session, machine_id: int | None = None) -> list[Run]:
-    """Finished runs holding kernel measurements, newest first."""
+def measured_runs(session: Session, scope: Scope | None = None) -> list[Run]:
+    """Finished runs holding kernel measurements (of ``scope``), newest first."""
     stmt = (
         select(Run)
         .where(Run.status != "running", exists().where(Measurement.run_id == Run.id))
         .order_by(Run.started_at.desc(), Run.id.desc())
     )
-    if machine_id is not None:
-        stmt = stmt.where(Run.machine_id == machine_id)
+    if scope is not None:
+        stmt = stmt.where(scope.runs())
     return list(session.scalars(stmt))
 
 
@@ -61,37 +63,39 @@ def resolve_explicit(session: Session, ref: str) -> Run | None:
     return tagged[0]
 
 
-def resolve_symbolic(session: Session, ref: str, machine: Machine) -> Run:
-    """``latest``, ``previous`` or ``baseline`` on ``machine``."""
+def resolve_symbolic(session: Session, ref: str, scope: Scope) -> Run:
+    """``latest``, ``previous`` or ``baseline`` of ``scope``."""
     if ref == "baseline":
-        pinned = session.get(Baseline, machine.id)
+        pinned = session.get(Baseline, scope.node_class_id)
         if pinned is None:
             raise UserError(
-                f"no baseline pinned for machine {machine.id} ({machine.hostname}); "
+                f"no baseline pinned for node class {scope.node_class_id}; "
                 "pin one with `benchdb baseline set RUN`"
             )
-        return session.get_one(Run, pinned.run_id)
-    runs = measured_runs(session, machine.id)
+        return session.get(Run, pinned.run_id)  # type: ignore[return-value]  # the FK keeps it
+    runs = measured_runs(session, scope)
     index = 0 if ref == "latest" else 1
     if len(runs) <= index:
         raise UserError(
-            f"machine {machine.id} ({machine.hostname}) has {len(runs)} measured run(s), "
-            f"so there is no {ref!r} run; run `benchdb collect` or name runs by id"
+            f"{scope.label} has {len(runs)} measured run(s), so there is no {ref!r} run; "
+            "run `benchdb collect` or name runs by id"
         )
     return runs[index]
 
 
-def resolve_runs(session: Session, refs: list[str], machine: str | None = None) -> list[Run]:
-    """Resolve several references together (see the module docstring for the machine)."""
+def resolve_runs(
+    session: Session, refs: list[str], machine: str | None = None, host: str | None = None
+) -> list[Run]:
+    """Resolve several references together (see the module docstring for the class)."""
     explicit = [resolve_explicit(session, ref) for ref in refs]
     if all(run is not None for run in explicit):
         return [run for run in explicit if run is not None]
     named = [run for run in explicit if run is not None]
-    if machine is not None:
-        host = resolve_machine(session, machine)
+    if machine is not None or not named:
+        scope = resolve_scope(session, machine, host)
     else:
-        host = named[0].machine if named else resolve_machine(session, None)
+        scope = scope_of_run(session, named[0], host)
     return [
-        run if run is not None else resolve_symbolic(session, ref, host)
+        run if run is not None else resolve_symbolic(session, ref, scope)
         for ref, run in zip(refs, explicit, strict=True)
     ]

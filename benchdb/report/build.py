@@ -1,29 +1,56 @@
-"""``benchdb report``: one machine's results as a static HTML page.
+"""``benchdb report``: a node class's newest kernel collection as a static HTML page.
 
-Sections: the latest comparison (the newest run against the pinned baseline,
-else against the run before it), performance against memory footprint per
-kernel for the newest run (paper 003's lookup curves, cache sizes marked),
-and each kernel's history with detected steps.  Figures are written as PNG
-and SVG into ``img/`` beside ``index.html``; the page shows one format, or
-embeds it (``inline``) so that ``index.html`` stands alone.
+The runs: :func:`benchdb.regress.pick.pick_runs` (the newest complete kernel
+collection and a baseline of the same kind and settings).  The page: which
+runs and why, the comparison's verdict and every kernel's change, then per
+kernel its curve with the prediction, its change per point and its history
+with the steps found, then the communication models.  Charts are plotly
+figures; ``index.html`` loads ``plotly.min.js`` written beside it, or carries
+it inline (``inline``) so that the one file stands alone.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..comm.summary import CommSummary, comm_summary
 from ..db.engine import Database
-from ..db.models import Baseline
 from ..errors import UserError
-from ..query import measurements_frame, resolve_machine
-from ..regress import compare_runs, kernel_history
-from ..regress.runref import measured_runs
-from ..units import fmt_seconds
-from . import html, plots
+from ..predict.source import MachineCaches
+from ..regress import RunComparison, compare_runs, get_detector
+from ..regress.pick import RunPick, pick_runs
+from ..units import fmt_bytes
+from . import charts, html, sections
+from .content import kernel_contents
+
+PLOTLY_JS = "plotly.min.js"
+
+
+@dataclass(frozen=True)
+class Report:
+    """A written report: its page, the runs it compares and the comparison's verdict."""
+
+    index: Path
+    pick: RunPick
+    regressed: list[str] | None  # slower kernels (points with per_point); None: not compared
+
+    def to_dict(self) -> dict[str, Any]:
+        pick = self.pick
+        return {
+            "index": str(self.index.resolve()),
+            **pick.scope.to_dict(),
+            "collection": pick.collection.run_id,
+            "baseline": pick.baseline.run_id if pick.baseline is not None else None,
+            "reason": pick.reason,
+            "left_out": [{"run_id": o.run.run_id, "why": o.why} for o in pick.left_out],
+            "regression": None if self.regressed is None else bool(self.regressed),
+            "regressed_kernels": self.regressed,
+        }
+
 
 T = TypeVar("T")
 
@@ -32,96 +59,58 @@ def _identity(items: Iterable[T], **_: Any) -> Iterable[T]:
     return items
 
 
-def _stem(kind: str, name: str) -> str:
-    return f"{kind}-{re.sub(r'[^A-Za-z0-9._-]', '_', name)}"
-
-
-def _prepare_folder(out: Path) -> Path:
+def _check_folder(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file; give a folder (it is created if missing)")
+
+
+def _make_folder(out: Path) -> None:
     try:
-        (out / "img").mkdir(parents=True, exist_ok=True)
+        out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(
             f"cannot create {out}: {exc.strerror}; give a writable --out folder"
         ) from exc
-    return out / "img"
 
 
-class _Figures:
-    """Saves figures into ``img/`` and returns the ``<img>`` tag in the chosen format."""
+def _plotly_script(out: Path, inline: bool) -> str:
+    """The ``<script>`` loading plotly.js: inline, or from the file written beside the page."""
+    from plotly.offline import get_plotlyjs
 
-    def __init__(self, root: Path, fmt: str, inline: bool) -> None:
-        self.root, self.fmt, self.inline = root, fmt, inline
+    source = get_plotlyjs()
+    if inline:
+        escaped = source.replace("</script", "<\\/script")
+        return f"<script>{escaped}</script>"
+    path = out / PLOTLY_JS
+    if not path.exists() or path.read_text(encoding="utf-8") != source:
+        path.write_text(source, encoding="utf-8")
+    return f"<script src='{PLOTLY_JS}'></script>"
 
-    def add(self, fig: Any, stem: str, alt: str) -> str:
-        saved = plots.save(fig, self.root / "img", stem)
-        return html.image(saved[self.fmt], self.root, alt, inline=self.inline)
 
-
-def _comparison_section(
-    db: Database, figures: _Figures, runs: list[Any], pinned: int | None
-) -> str:
-    latest = runs[0].id
-    if pinned is not None and pinned != latest:
-        baseline, why = pinned, "the pinned baseline"
-    elif len(runs) > 1:
-        baseline, why = runs[1].id, "the previous run"
-    else:
-        return html.section(
-            "Latest comparison", html.para("Only one run: nothing to compare.", "note")
-        )
+def _compare(
+    db: Database, pick: RunPick, track: Callable[..., Iterable[Any]]
+) -> tuple[RunComparison | None, str | None]:
+    if pick.baseline is None:
+        return None, None
     try:
-        result = compare_runs(db, str(baseline), str(latest))
+        result = compare_runs(
+            db,
+            str(pick.baseline.run_id),
+            str(pick.collection.run_id),
+            machine=str(pick.scope.node_class_id),
+            host=pick.scope.host,
+            track=track,
+        )
     except UserError as exc:
-        return html.section("Latest comparison", html.para(str(exc), "note"))
-    counts = ", ".join(f"{n} {v}" for v, n in result.counts.items())
-    kernels = ", ".join(f"{n} {v}" for v, n in result.kernel_counts.items())
-    regressed = ", ".join(sorted(set(result.regressions["kernel"]))) or "none"
-    parts = [
-        html.para(
-            f"Run {latest} against {why}, run {baseline}: kernels {kernels}; points {counts} "
-            f"(threshold {result.threshold:.0%}, alpha {result.alpha:g}, run-to-run noise "
-            f"sigma {result.noise_sigma:.3f}). Regressed kernels: {regressed}."
-        ),
-        figures.add(
-            plots.comparison_forest(result.results, result.threshold), "comparison", "changes"
-        ),
-    ]
-    if result.environment_diff:
-        parts.append(html.para("Environment differences (often the cause):"))
-        parts.append(
-            html.table(
-                result.environment_diff,
-                [
-                    ("field", "field", None),
-                    ("before", "baseline", None),
-                    ("after", "contender", None),
-                ],
-            )
-        )
-    else:
-        parts.append(html.para("Same environment in both runs.", "note"))
-    changed = [r for r in result.results.to_dict(orient="records") if r["verdict"] != "unchanged"]
-    if changed:
-        parts.append(
-            html.table(
-                changed,
-                [
-                    ("kernel", "kernel", None),
-                    ("shape_key", "shape", None),
-                    ("threads", "threads", None),
-                    ("precision", "precision", None),
-                    ("baseline_median", "baseline", fmt_seconds),
-                    ("contender_median", "contender", fmt_seconds),
-                    ("ratio", "change", lambda r: f"{(r - 1) * 100:+.1f}%"),
-                    ("p_value", "p", lambda p: f"{p:.3g}"),
-                    ("verdict", "verdict", None),
-                ],
-                row_class="verdict",
-            )
-        )
-    return html.section("Latest comparison", *parts)
+        return None, str(exc)
+    return result, None
+
+
+def _comm(db: Database, pick: RunPick) -> tuple[CommSummary | None, str]:
+    try:
+        return comm_summary(db, str(pick.scope.node_class_id), pick.scope.host), ""
+    except UserError as exc:
+        return None, f"No communication models for {pick.scope.label}: {exc}"
 
 
 def write_report(
@@ -129,91 +118,67 @@ def write_report(
     out: Path,
     *,
     machine: str | None = None,
-    image_format: str = "png",
+    host: str | None = None,
     inline: bool = False,
     detector: str = "potts",
     track: Callable[..., Iterable[Any]] = _identity,
-) -> Path:
-    """Write ``out/index.html`` (and ``out/img/``); returns the page's path."""
-    if image_format not in plots.FORMATS:
-        raise UserError(f"unknown image format {image_format!r}; use png or svg")
-    with db.session() as s:
-        host = resolve_machine(s, machine)
-        runs = measured_runs(s, host.id)
-        if not runs:
-            raise UserError(
-                f"machine {host.hostname} has no measured run; run `benchdb collect` first"
-            )
-        pinned_row = s.get(Baseline, host.id)
-        pinned = pinned_row.run_id if pinned_row else None
-        caches, hostname, cpu = list(host.caches), host.hostname, host.cpu_model
-        latest = runs[0]
-        latest_text = (
-            f"run {latest.id} {', '.join(latest.tags or [])} of {latest.started_at:%Y-%m-%d %H:%M}"
-        )
-    _prepare_folder(out)
-    figures = _Figures(out, image_format, inline)
-    sections = [
-        html.para(
-            f"{cpu} ({hostname}); {len(runs)} measured run(s); newest: {latest_text}. "
-            f"Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by benchdb report."
-        ),
-        _comparison_section(db, figures, runs, pinned),
-    ]
-    frame = measurements_frame(db, run_ids=[latest.id], valid_only=True)
-    kernels = sorted(set(frame["kernel"]))
-    perf = [
-        figures.add(
-            plots.performance_vs_footprint(frame[frame["kernel"] == k], k, caches),
-            _stem("perf", k),
-            f"{k} performance vs footprint",
-        )
-        for k in track(kernels, description="footprint curves")
-    ]
-    sections.append(
+) -> Report:
+    """Write ``out/index.html`` (and ``out/plotly.min.js`` unless ``inline``).
+
+    Everything is read and checked before the folder is created.
+    """
+    get_detector(detector)
+    _check_folder(out)
+    pick = pick_runs(db, machine, host)
+    comparison, comparison_error = _compare(db, pick, track)
+    caches = MachineCaches.of(pick.scope).caches
+    contents = kernel_contents(db, pick, comparison, detector=detector, track=track)
+    comm, comm_missing = _comm(db, pick)
+    anchors = {c.kernel: html.anchor("k", c.kernel) for c in contents}
+    threshold = comparison.threshold if comparison is not None else None
+    parts = [sections.runs_part(pick, comparison_error)]
+    nav = [("runs", "Runs compared")]
+    if comparison is not None:
+        parts.append(sections.summary_part(comparison, anchors))
+        nav.append(("summary", "Summary"))
+    parts.append(
         html.section(
-            f"Performance vs memory footprint (run {latest.id})",
-            html.para("Dotted lines: the machine's data cache capacities.", "note"),
-            *perf,
+            "kernels",
+            f"Kernels of run {pick.collection.run_id}",
+            html.para(
+                "Per kernel: performance by memory footprint (paper 003: looked up by footprint), "
+                "the collection's points filled (a cross: flagged noisy or pathological), the "
+                "baseline's open, the prediction's curve and the cache capacities; the change of "
+                "each point against the baseline with its confidence interval, coloured by "
+                "verdict; the history of each point with the steps the "
+                f"{detector} detector found. Hover for values, drag to zoom, double-click to "
+                "reset, click a legend entry to hide it.",
+                "note",
+            ),
+            *(sections.kernel_part(c, anchors[c.kernel], caches, threshold) for c in contents),
         )
     )
-    if len(runs) > 1:
-        parts, steps = [], []
-        for k in track(kernels, description="histories"):
-            _, series = kernel_history(db, k, machine=str(host.id), detector=detector)
-            parts.append(
-                figures.add(plots.history_plot(series, k), _stem("history", k), f"{k} history")
-            )
-            steps.extend(
-                {"kernel": k, "shape": s.shape_key, "threads": s.threads, **st}
-                for s in series
-                for st in s.steps
-            )
-        table = (
-            html.table(
-                steps,
-                [
-                    ("kernel", "kernel", None),
-                    ("shape", "shape", None),
-                    ("threads", "threads", None),
-                    ("previous_run_id", "from run", None),
-                    ("run_id", "to run", None),
-                    ("change", "change", lambda c: f"{c:+.1%}"),
-                    (
-                        "environment_diff",
-                        "environment change",
-                        lambda d: (
-                            "; ".join(f"{x['field']}: {x['before']} -> {x['after']}" for x in d)
-                            or "same"
-                        ),
-                    ),
-                ],
-                row_class="direction",
-            )
-            if steps
-            else html.para(f"No step found by the {detector} detector.", "note")
-        )
-        sections.append(html.section(f"History ({detector} change points)", table, *parts))
+    parts.append(sections.comm_part(comm, comm_missing))
+    nav += [("kernels", "Kernels"), ("comm", "Communication")]
+    kernel_nav = [(anchors[c.kernel], c.kernel, _dot(sections.kernel_verdict(c))) for c in contents]
+    cache_text = ", ".join(f"{n} {fmt_bytes(s)}" for n, s in caches) or "caches unknown"
+    subtitle = (
+        f"{pick.scope.cpu_model} ({pick.scope.label}; {cache_text}). Generated "
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC by benchdb report."
+    )
+    _make_folder(out)
+    page = html.page(
+        f"benchdb report: {pick.scope.label}",
+        subtitle,
+        html.nav(nav, kernel_nav),
+        parts,
+        _plotly_script(out, inline),
+    )
     index = out / "index.html"
-    index.write_text(html.page(f"benchdb report: {hostname}", sections), encoding="utf-8")
-    return index
+    index.write_text(page, encoding="utf-8")
+    regressed = sorted(set(comparison.regressions["kernel"])) if comparison is not None else None
+    return Report(index, pick, regressed)
+
+
+def _dot(verdict: str | None) -> str | None:
+    return charts.verdict_colour(verdict) if verdict is not None else None

@@ -160,7 +160,8 @@ def run_cases(
     as one run; their ``app_run`` ids.
 
     Each case is a complete run of the model, as ``benchdb app run`` makes it;
-    sharing the job shares the compilation (~25 s of a 2-rank launch here), so
+    sharing the job shares the compilation (most of a launch:
+    docs/findings/app-exchanges.md), so
     dozens of short cases, or the repeats of a comparison, run within seconds
     of each other instead of minutes.
     """

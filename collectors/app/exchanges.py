@@ -5,13 +5,8 @@ prices the messages.  Inside the running model an exchange also packs strided
 rows, copies along an axis a rank has alone, finds the MPI buffers evicted by
 the loops since the last exchange, and waits for the neighbour, whose loops
 took a little longer this time (noise makes some rank late at every
-synchronisation, and the wait grows with the work between exchanges).
-Measured here (2-core EPYC, 88x88 grid on 2 ranks, 712-byte messages): the
-halo model said 1.1 us per exchange, the runs took 2.2 us (2x1: strided rows
-packed) and 1.4 us (1x2: contiguous columns); a bare ``MPI_Sendrecv`` of 712 B
-took 1.6 us with nothing in between, 2.2 us after each rank wrote 512 KiB of
-other data, 3.8 us after 4 MiB and 15 us after 16 MiB (the partner still busy;
-``benchmarks/sendrecv_after_work.py``).
+synchronisation, and the wait grows with the work between exchanges): the
+halo model underprices the model's exchanges (docs/findings/app-exchanges.md).
 
 So, as paper 003 looks loop times up rather than deriving them, ``benchdb app
 calibrate`` also runs the distributed model itself, for every decomposition

@@ -4,14 +4,9 @@ A 1-rank run steps the serial model (:func:`benchdb.kernels.shallow.run_steps`
 over every phase, with the periodic boundary phases); a P-rank run steps
 :func:`.stepping.distributed_steps`, the same compiled phases in three ranges
 with the halo exchanges between them.  The loops do not run at the same speed
-both ways.  Measured here (2-core EPYC, ``python benchmarks/split_step.py
---block 35x70 --rounds 5`` and ``--block 70x35``: one process, no MPI traffic,
-the distributed step on a 1x1 decomposition whose exchanges are local halo
-copies, against the serial step, alternated): every loop 1.01-1.15x slower
-the distributed way (cu 1.08/1.06, z 1.08/1.15, pnew 1.13/1.08, copy
-1.10/1.09), 1.06x summed over the loops.  Every 2-rank run on the L2 grid was
-slower than its prediction from the serial step's populated curve, in three
-validations and in every loop (cu 16-23 %, cv 11-17 %, the rest 0-10 %).
+both ways: slower the distributed way, and predictions from the serial step's
+curves came out too fast (docs/findings/app-loop-curves.md, "The distributed
+step's loops").
 
 So the populated curves (:mod:`.populated`), which only P-rank predictions
 use, time each point this way: a :class:`RankModel` of the point's block alone

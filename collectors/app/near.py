@@ -1,14 +1,10 @@
 """Calibration near one target grid: fresh curve points on both sides of its blocks.
 
-Why: on a shared host the curves drift with the other tenants.  Measured here
-(2-core EPYC KVM guest, last-level cache and memory shared with other VMs;
-``benchmarks/app_validation.py``): predicting real runs from curves taken
-10-20 minutes before, every loop of a case was off by about the same amount
--- all twelve loops of the 400x400 single-rank run +18..+32 %, of the
-1606x1606 single-rank run -7..-27 %, of the 2-rank 1606x1606 runs -25..-42 %.
-Loops that move together are not a per-loop model error: the machine had
-changed.  (Runs a few seconds apart also spread, by a few percent in a quiet
-hour and by +-15 % in a noisy one; no calibration removes that part.)
+Why: on a shared host the curves drift with the other tenants: predicted from
+curves taken minutes before, every loop of a run is off by about the same
+amount, which is not a per-loop model error but a changed machine
+(docs/findings/app-loop-curves.md, "Drift").  Runs a few seconds apart also
+spread; no calibration removes that part.
 
 So, right before a prediction is used for (or checked against) a run, ``benchdb
 app calibrate --near GRID`` re-measures only what that run's prediction rests
@@ -19,19 +15,16 @@ rank count's local block and whose rows are as long as its rows (see
 sides of GRID.  It does not add the block or the grid itself: the lookup still
 interpolates, now between points minutes old.  The points join the curves like
 any other pass of the same environment and, having the block's rows, carry the
-interpolation at the target (:mod:`benchdb.predict.same_rows`).  About a
-minute here.
+interpolation at the target (:mod:`benchdb.predict.same_rows`).
 
 Points of the full calibration that lie *between* the two bracketing footprints
-are measured again too.  Measured (``benchmarks/app_validation.py --near``): the
-sweep's sizes and the validation's grids both derive from the cache sizes, so
-the full sweep had measured 1606x1606 itself, 401x401 next to the 400x400 grid
-and 1135x1135 at the 2-rank 1606x1606 block's footprint (128.0 against 128.2
-MiB).  Being nearer than the fresh points, those half-hour-old points carried
-the lookup, and the prediction followed the host of half an hour before:
--22 % for 400x400 on 1 rank and +13/+17 % for 1606x1606 on 2 ranks, off the
-same way in two or three of three rounds.  A re-measured point pools its old and its fresh samples
-(the lookup's median over runs), so each round moves it further to the present.
+are measured again too: the sweep's sizes and a run's grid both derive from the
+cache sizes, so the full sweep may have measured the block (or a neighbour)
+itself, and being nearer than the fresh points, such an old point would carry
+the lookup and the prediction would follow the host as it was then
+(docs/findings/app-loop-curves.md, "Old points between the brackets").  A
+re-measured point pools its old and its fresh samples (the lookup's median over
+runs), so each round moves it further to the present.
 """
 
 from __future__ import annotations
@@ -43,10 +36,11 @@ from typing import Any
 
 from sqlalchemy import Select, select
 
+from benchdb.app.context import LoopContext
 from benchdb.app.decomposition import decompositions
-from benchdb.app.model import AppCase, populated_context
+from benchdb.app.model import AppCase
 from benchdb.db.engine import Database
-from benchdb.db.models import Environment, Kernel, Machine, Measurement, Run
+from benchdb.db.models import Environment, Kernel, Machine, Measurement, NodeClass, Run
 from benchdb.errors import UserError
 from benchdb.query import shape_key
 
@@ -85,11 +79,8 @@ def _bracket(local: tuple[int, int]) -> set[tuple[int, int]]:
     other one, and the lookup answers the block from them alone
     (:mod:`benchdb.predict.same_rows`).  The row length itself -- its SIMD remainder,
     whether rows start on a cache line -- moves the rate, so brackets with other rows
-    interpolate across rates the block does not have.  Measured with ``benchdb app
-    calibrate --ranks 2 --sizes ...`` (2-core EPYC, two runs), the loops summed per
-    point: 70x70 ran 10-12 % slower than the squares 67x67 and 73x73 but only 2-6 %
-    slower than 70x64 and 70x76; the sweep's 4:1 rectangles had 20x82's copy and vnew
-    17-52 % slower than 82x20's, while 35x70 ran at 70x35's speed summed over the loops.
+    interpolate across rates the block does not have
+    (docs/findings/app-loop-curves.md, "Same-row brackets").
     """
     stretched = 1 - (SHALLOW.contiguous_axis or 0)
     out = set()
@@ -129,15 +120,17 @@ def near_plan(grid: tuple[int, int], ranks: int, precision: str = "float64") -> 
 
 
 def _shallow_points(ctx: Context, *columns: Any) -> Select:
-    """``columns`` of this machine's and environment's shallow measurements."""
+    """``columns`` of the shallow measurements of this machine's node class and this
+    environment: the points the lookup pools (:mod:`benchdb.scope`)."""
     return (
         select(*columns)
         .join(Run, Run.id == Measurement.run_id)
         .join(Machine, Machine.id == Run.machine_id)
+        .join(NodeClass, NodeClass.id == Machine.node_class_id)
         .join(Environment, Environment.id == Run.environment_id)
         .join(Kernel, Kernel.id == Measurement.kernel_id)
         .where(
-            Machine.fingerprint == ctx.machine.fingerprint,
+            NodeClass.fingerprint == ctx.machine.node_class.fingerprint,
             Environment.fingerprint == ctx.environment.fingerprint,
             Kernel.name.like("shallow.%"),
         )
@@ -149,16 +142,22 @@ def check_full_calibration(db: Database, ctx: Context, ranks: int) -> None:
     """UserError unless this machine and environment hold the shallow curves of one
     and of ``ranks`` busy processes: fresh points must join the curves they refresh,
     and the lookup reads one environment (a code or library change starts a new one)."""
-    wanted = {populated_context(1), populated_context(ranks)}
-    stmt = _shallow_points(ctx, Run.id, Measurement.context).where(Measurement.context.in_(wanted))
+    wanted = {LoopContext(), LoopContext(ranks)}
+    stmt = _shallow_points(ctx, Run.id, Measurement.context).where(
+        Measurement.context.in_([str(c) for c in wanted])
+    )
     with db.session() as s:
-        found = {c for run_id, c in s.execute(stmt) if NEAR_TAG not in s.get(Run, run_id).tags}
-    missing = wanted - found
+        found = {
+            LoopContext.parse(c)
+            for run_id, c in s.execute(stmt)
+            if NEAR_TAG not in s.get(Run, run_id).tags
+        }
+    missing = sorted(str(c) for c in wanted - found)
     if missing:
         raise UserError(
             f"--near refreshes a full calibration, and this machine and environment "
             f"(benchdb {ctx.environment.git_commit or ctx.environment.benchdb_version}) have "
-            f"no shallow curves in context {', '.join(sorted(missing))}; run `benchdb collect "
+            f"no shallow curves in context {', '.join(missing)}; run `benchdb collect "
             f"--kernels shallow` and `benchdb app calibrate --ranks {ranks}` first"
         )
 
@@ -166,7 +165,7 @@ def check_full_calibration(db: Database, ctx: Context, ranks: int) -> None:
 def with_points_between(
     db: Database,
     ctx: Context,
-    context: str,
+    context: LoopContext,
     brackets: tuple[tuple[int, int], ...],
     precision: str = "float64",
 ) -> tuple[tuple[int, int], ...]:
@@ -175,7 +174,7 @@ def with_points_between(
     brackets, such a point would carry the lookup with its old samples."""
     footprints = [SHALLOW.footprint_bytes(b, precision) for b in brackets]
     stmt = _shallow_points(ctx, Measurement.shape).where(
-        Measurement.context == context,
+        Measurement.context == str(context),
         Measurement.precision == precision,
         Measurement.footprint_bytes.between(min(footprints), max(footprints)),
     )
@@ -197,12 +196,12 @@ def calibrate_near(
     check_ranks(plan.ranks, ctx.machine.cores)
     check_full_calibration(db, ctx, plan.ranks)
     say = progress or (lambda _: None)
-    single = plan.sizes_spec(with_points_between(db, ctx, populated_context(1), plan.single))
+    single = plan.sizes_spec(with_points_between(db, ctx, LoopContext(), plan.single))
     say(f"1 process: shallow at {single}")
     sweep = build_plan(ctx.machine, kernels=["shallow"], sizes_spec=single)
     result = run_sweep(db, sweep, tags=[NEAR_TAG], context=ctx)
     populated = plan.sizes_spec(
-        with_points_between(db, ctx, populated_context(plan.ranks), plan.populated)
+        with_points_between(db, ctx, LoopContext(plan.ranks), plan.populated)
     )
     say(f"{plan.ranks} processes at once: shallow at {populated}")
     populated_run, stored = calibrate_populated(

@@ -8,14 +8,13 @@ prepares the same point and times it in lock step (a barrier before every
 sample; rank 0 calibrates the repetitions and broadcasts them), so every
 sample is taken with all P processes busy on the same work.  Each point is
 stepped the way a P-rank run steps its block, not as the serial benchmark
-does (:mod:`.instep`: the loops run 1-15 % slower that way), so the curve
+does (:mod:`.instep`: the loops run slower that way), so the curve
 has the run's ten loops and copy, without the serial boundary phases.  Like the
 collector, the sweep runs in passes (the second in reverse order) whose
 samples are pooled per point: one disturbed spell then spoils a third of a
-point's samples, not its median (a one-pass calibration here once measured
-``shallow.copy`` at 70x70 5x slower than its neighbours).  The stored
+point's samples, not its median (docs/findings/app-loop-curves.md).  The stored
 sample is the mean over the ranks of that sample's per-repetition time; the
-context ``fullstep:ppnP`` (see :func:`benchdb.app.model.populated_context`)
+context ``fullstep:ppnP`` (:class:`benchdb.app.context.LoopContext`)
 tells these curves from the single-process ``fullstep`` ones.
 
 ``python -m benchdb.collectors.app.populated CONFIG_JSON OUT_JSON`` (started
@@ -31,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchdb.app.model import populated_context
+from benchdb.app.context import LoopContext
 from benchdb.db.engine import Database
 from benchdb.db.repo import register_kernel
 from benchdb.errors import UserError
@@ -155,7 +154,7 @@ def calibrate_populated(
                 kernels,
             )
             for row in rows:
-                row.context = populated_context(ranks)
+                row.context = str(LoopContext(ranks))
                 for timing in later:
                     add_pass(row, timing, kernels)
             s.add_all(rows)

@@ -13,9 +13,9 @@ also write its final fields (``fields_out``) for the correctness test.  A
 config with ``"cases"`` (a list of such configs) runs them one after another
 in the same job and writes a list: the exchange calibration
 (:mod:`.exchanges`) runs dozens of short cases, and a job per case would pay
-the MPI start and the compilation (about 15 s here) each time.  Any
-exception on any rank prints one line and aborts the whole job, so the parent
-sees a failure and writes nothing.
+the MPI start and the compilation (many seconds: docs/findings/app-exchanges.md)
+each time.  Any exception on any rank prints one line and aborts the whole job,
+so the parent sees a failure and writes nothing.
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
 """Entry point run on every rank: ``python -m benchdb.collectors.mpi [options]``.
 
 Start it under ``mpiexec -n N`` or ``srun``, or let ``benchdb comm collect``
-start it.  Rank 0 opens the database before any timing (so a bad URL fails
-fast), all ranks run the benchmarks together, and rank 0 writes everything in
-one transaction at the end -- only after every rank has reported success.  A
-rank that fails prints one line ``benchdb-comm-error: ...`` on stderr and
-aborts the whole job (``MPI_Abort``); nothing is written.
+(or ``benchdb slurm comm``) start it.  Rank 0 opens the database before any
+timing (so a bad URL fails fast), all ranks run the benchmarks together, and
+rank 0 commits every point as it is measured (:mod:`.results`); the run is
+``complete`` once every rank has reported success.  A rank that fails prints
+one line ``benchdb-comm-error: ...`` on stderr and aborts the whole job
+(``MPI_Abort``); the points measured so far stay, and the same job started
+again continues the run, measuring only the points it lacks.
 
 Lines on rank 0's stdout that start with ``benchdb-progress`` / ``benchdb-result``
 are JSON for the launcher.
@@ -19,13 +21,17 @@ import socket
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import nullcontext
 from typing import Any
 
 from mpi4py import MPI
 
+from benchdb.hashing import content_hash
+from benchdb.runs import run_lifecycle
+
 from . import faults
 from .protocol import BENCHMARKS, ERROR, PROGRESS, RESULT
-from .results import CommPoint
+from .results import CommPoint, Skip
 
 
 def _int_list(text: str) -> list[int]:
@@ -69,13 +75,13 @@ def _plan(args: argparse.Namespace, size: int) -> list[str]:
 
 
 def _points(
-    args: argparse.Namespace, comm: MPI.Comm, plan: list[str], infos
+    args: argparse.Namespace, comm: MPI.Comm, plan: list[str], infos, skip: Skip
 ) -> Iterator[CommPoint]:  # type: ignore[no-untyped-def]
     from . import allreduce, halo, pointtopoint
     from .sizes import message_sizes
 
     sizes = args.sizes or message_sizes(args.max_bytes)
-    common = dict(samples=args.samples, min_time=args.min_sample_time)
+    common = dict(samples=args.samples, min_time=args.min_sample_time, skip=skip)
     for name in plan:
         if name == "pingpong":
             yield from pointtopoint.pingpong(comm, infos, sizes, **common)
@@ -116,6 +122,24 @@ def _emit(tag: str, payload: dict[str, Any]) -> None:
     print(f"{tag} {json.dumps(payload)}", flush=True)
 
 
+def _plan_config(args: argparse.Namespace, comm: MPI.Comm, plan: list[str], infos) -> dict:  # type: ignore[no-untyped-def]
+    """What the points depend on; its hash decides which unfinished run a job continues."""
+    from .placement import node_mapping
+    from .sizes import message_sizes
+
+    return {
+        "ranks": comm.size,
+        "benchmarks": plan,
+        "sizes": args.sizes or message_sizes(args.max_bytes),
+        "samples": args.samples,
+        "min_sample_time": args.min_sample_time,
+        "decomp": args.decomp,
+        "halo": [args.halo_local, args.halo_width, args.halo_fields],
+        "allreduce_bytes": args.allreduce_bytes,
+        "node_of": node_mapping(infos),
+    }
+
+
 def run(argv: list[str] | None = None) -> None:
     comm = MPI.COMM_WORLD
     args = parser().parse_args(argv)
@@ -128,42 +152,57 @@ def run(argv: list[str] | None = None) -> None:
     from .placement import local_info
 
     infos = comm.allgather(local_info(comm.rank))
-    total = _expected_points(args, comm, plan, infos)
-    points: list[CommPoint] = []
-    start = time.time()
-    for point in _points(args, comm, plan, infos):
-        points.append(point)
-        faults.checkpoint(comm.rank)
-        if comm.rank == 0 and args.progress:
-            _emit(
-                PROGRESS,
-                {
-                    "done": len(points),
-                    "total": total,
-                    "what": point.params_key
-                    or f"{point.benchmark} {point.placement} {point.message_bytes} B",
-                },
-            )
-    ok = comm.gather(True, root=0)  # every rank got here: the job as a whole succeeded
-    if comm.rank != 0:
-        return
-    assert ok is not None and all(ok)
     config = {
         "ranks": comm.size,
         "benchmarks": plan,
         "samples": args.samples,
         "min_sample_time": args.min_sample_time,
-        "hosts": sorted({i.hostname for i in infos}),
+        "hosts": sorted({i.node for i in infos}),
         "affinity": {i.rank: list(i.cpus) for i in infos},
         "mpi_library": MPI.Get_library_version().splitlines()[0],
-        "seconds": round(time.time() - start, 3),
+        "sweep_hash": content_hash(_plan_config(args, comm, plan, infos)),
     }
-    run_id = None
+    opened = None
     if db is not None:
-        from .results import write_run
+        from .results import open_run
 
-        run_id = write_run(db, points, config=config, tags=args.tag)
-    summary: dict[str, Any] = {"run_id": run_id, "points": len(points), "config": config}
+        opened = open_run(db, config, args.tag)
+    done = comm.bcast(sorted(opened.done) if opened else [], root=0)
+    done_keys = {tuple(k) for k in done}
+    total = _expected_points(args, comm, plan, infos)
+    measured = 0
+    start = time.time()
+    points: list[CommPoint] = []
+    with run_lifecycle(db, opened.run_id) if opened else nullcontext():
+        for point in _points(args, comm, plan, infos, lambda key: key in done_keys):
+            if opened is not None:
+                from .results import write_point
+
+                write_point(db, opened.run_id, point)
+            points.append(point)
+            measured += 1
+            faults.checkpoint(comm.rank)
+            if comm.rank == 0 and args.progress:
+                _emit(
+                    PROGRESS,
+                    {
+                        "done": len(done_keys) + measured,
+                        "total": total,
+                        "what": point.params_key
+                        or f"{point.benchmark} {point.placement} {point.message_bytes} B",
+                    },
+                )
+        ok = comm.gather(True, root=0)  # every rank got here: the job as a whole succeeded
+    if comm.rank != 0:
+        return
+    assert ok is not None and all(ok)
+    summary: dict[str, Any] = {
+        "run_id": opened.run_id if opened else None,
+        "resumed": bool(opened and opened.resumed),
+        "points": len(done_keys) + measured,
+        "measured": measured,
+        "config": {**config, "seconds": round(time.time() - start, 3)},
+    }
     if args.print:
         summary["data"] = [p.to_dict() for p in points]
     _emit(RESULT, summary)

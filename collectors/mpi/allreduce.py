@@ -15,7 +15,7 @@ from mpi4py import MPI
 from . import native
 from .buffers import page_buffer
 from .placement import RankInfo, group_placement
-from .results import CommPoint
+from .results import CommPoint, Skip, point_key
 from .timing import measure
 
 
@@ -29,13 +29,21 @@ def rank_counts(size: int) -> list[int]:
 
 
 def allreduce(
-    comm: MPI.Comm, infos: list[RankInfo], sizes: list[int], samples: int, min_time: float
+    comm: MPI.Comm,
+    infos: list[RankInfo],
+    sizes: list[int],
+    samples: int,
+    min_time: float,
+    skip: Skip,
 ) -> Iterator[CommPoint]:
     for p in rank_counts(comm.size):
         sub = comm.Split(0 if comm.rank < p else MPI.UNDEFINED, comm.rank)
+        placement = group_placement(infos, range(p))
         try:
             for nbytes in sizes:
                 count = max(1, nbytes // 8)
+                if skip(point_key("allreduce", p, 1, placement, count * 8, "")):
+                    continue
                 sbuf, rbuf = page_buffer(8 * count, np.float64), page_buffer(8 * count, np.float64)
                 sbuf[:] = 1.0
                 handle = native.handles(sub) if sub != MPI.COMM_NULL else None
@@ -55,9 +63,9 @@ def allreduce(
                 yield CommPoint(
                     benchmark="allreduce",
                     ranks=p,
-                    nodes=len({infos[r].hostname for r in range(p)}),
+                    nodes=len({infos[r].node for r in range(p)}),
                     pairs=1,
-                    placement=group_placement(infos, range(p)),
+                    placement=placement,
                     message_bytes=count * 8,
                     params_key="",
                     params={"op": "sum", "dtype": "float64", "time": "slowest rank"},

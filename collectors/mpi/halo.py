@@ -15,8 +15,8 @@ import numpy as np
 from mpi4py import MPI
 
 from . import native
-from .placement import RankInfo, group_placement, node_count
-from .results import CommPoint
+from .placement import RankInfo, group_placement, node_count, node_mapping
+from .results import CommPoint, Skip, point_key
 from .timing import measure
 
 
@@ -73,11 +73,17 @@ def halo2d(
     configs: list[tuple[int, int, int]],
     samples: int,
     min_time: float,
+    skip: Skip,
 ) -> Iterator[CommPoint]:
     """``configs``: (local edge n for an n×n block, halo width, fields)."""
     cart = comm.Create_cart(list(dims), periods=[True, True], reorder=False)
+    placement = group_placement(infos, range(comm.size))
     try:
         for n, h, fields in configs:
+            sx, sy = n * h * fields * 8, (n + 2 * h) * h * fields * 8
+            key = f"decomp={dims[0]}x{dims[1]};local={n}x{n};halo={h};fields={fields}"
+            if skip(point_key("halo2d", comm.size, 1, placement, max(sx, sy), key)):
+                continue
             a, nbr, sbuf, rbuf, req, c, double = exchange_checked(cart, fields, (n, n), h)
 
             timed = measure(
@@ -86,15 +92,14 @@ def halo2d(
                 samples=samples,
                 min_time=min_time,
             )
-            sx, sy = n * h * fields * 8, (n + 2 * h) * h * fields * 8
             yield CommPoint(
                 benchmark="halo2d",
                 ranks=comm.size,
                 nodes=node_count(infos),
                 pairs=1,
-                placement=group_placement(infos, range(comm.size)),
+                placement=placement,
                 message_bytes=max(sx, sy),
-                params_key=f"decomp={dims[0]}x{dims[1]};local={n}x{n};halo={h};fields={fields}",
+                params_key=key,
                 params={
                     "decomp": list(dims),
                     "local": [n, n],
@@ -102,6 +107,7 @@ def halo2d(
                     "fields": fields,
                     "word_bytes": 8,
                     "periodic": [True, True],
+                    "node_of": node_mapping(infos),
                     "message_bytes": {"x": sx, "y": sy},
                     "time": "one exchange (X then Y), slowest rank",
                     "mpi_x_samples": timed.extra[0],

@@ -8,8 +8,9 @@ are more ranks than CPUs, so that placement is known and timings are stable.
 
 If any rank fails, Hydra ends the whole job; this module turns mpiexec's exit
 code and the failing rank's one-line ``benchdb-comm-error`` (or Hydra's
-"killed by signal" report) into one :class:`UserError`.  Nothing was written
-then: the job writes only at its very end (:mod:`.results`).
+"killed by signal" report) into one :class:`UserError`.  The points measured
+before the failure are stored (:mod:`.results` commits each one); the same
+command continues the run.
 """
 
 from __future__ import annotations
@@ -97,8 +98,8 @@ def failure_message(returncode: int, stderr: Sequence[str]) -> str:
         tail = [ln.strip() for ln in stderr if ln.strip()]
         reason = tail[-1] if tail else "no message"
     return (
-        f"MPI job failed (mpiexec exit code {returncode}): {reason}; "
-        "nothing was written to the database"
+        f"MPI job failed (mpiexec exit code {returncode}): {reason}; the points measured "
+        "so far are stored and the same command continues the run"
     )
 
 
@@ -156,8 +157,9 @@ def run_job(
         reader.join(timeout=5)
     if expired:
         raise UserError(
-            f"MPI job exceeded --timeout {timeout:g} s and was stopped; nothing was written; "
-            "raise --timeout or use --quick"
+            f"MPI job exceeded --timeout {timeout:g} s and was stopped; the points measured "
+            "so far are stored and the same command continues the run (raise --timeout, or "
+            "use --quick)"
         )
     if rc != 0 or summary is None:
         raise UserError(failure_message(rc, [*stderr, *other]))

@@ -1,20 +1,25 @@
 """Where two ranks sit relative to each other: same socket, other socket, other node.
 
 Choi et al. (paper 002, section 3.2) model intra-socket, inter-socket and
-inter-node messages separately.  Each rank reports its hostname and CPU
-affinity; the socket of every CPU comes from sysfs
-(``topology/physical_package_id``).  Ranks on different hosts are
-``inter-node``; on one host, ranks pinned within one socket each are
-``intra-socket`` or ``inter-socket``; unpinned ranks that may run on more than
-one socket are ``intra-node`` (the socket is unknown).
+inter-node messages separately.  Each rank reports its node and CPU affinity;
+the node is the Slurm node name (``SLURMD_NODENAME``) inside a Slurm job, else
+MPI's processor name, so the rank-to-node mapping is the one the job really
+had (and two emulated Slurm nodes on one host are two nodes).  The socket of
+every CPU comes from sysfs (``topology/physical_package_id``).  Ranks on
+different nodes are ``inter-node``; on one node, ranks pinned within one
+socket each are ``intra-socket`` or ``inter-socket``; unpinned ranks that may
+run on more than one socket are ``intra-node`` (the socket is unknown).
 """
 
 from __future__ import annotations
 
 import os
-import socket
 from dataclasses import dataclass
 from pathlib import Path
+
+from mpi4py import MPI
+
+from benchdb.node_class import SLURM_NODE_VAR
 
 SYS_CPU = Path("/sys/devices/system/cpu")
 
@@ -22,7 +27,7 @@ SYS_CPU = Path("/sys/devices/system/cpu")
 @dataclass(frozen=True)
 class RankInfo:
     rank: int
-    hostname: str
+    node: str  # Slurm node name, else MPI processor name
     cpus: tuple[int, ...]
     sockets: tuple[int, ...]
 
@@ -38,11 +43,12 @@ def local_info(rank: int) -> RankInfo:
     cpus = tuple(sorted(os.sched_getaffinity(0)))
     packages = {package_of(c) for c in cpus}
     sockets = tuple(sorted(p for p in packages if p is not None)) if None not in packages else ()
-    return RankInfo(rank=rank, hostname=socket.gethostname(), cpus=cpus, sockets=sockets)
+    node = os.environ.get(SLURM_NODE_VAR) or MPI.Get_processor_name()
+    return RankInfo(rank=rank, node=node, cpus=cpus, sockets=sockets)
 
 
 def classify(a: RankInfo, b: RankInfo) -> str:
-    if a.hostname != b.hostname:
+    if a.node != b.node:
         return "inter-node"
     if len(a.sockets) == 1 and len(b.sockets) == 1:
         return "intra-socket" if a.sockets == b.sockets else "inter-socket"
@@ -50,10 +56,17 @@ def classify(a: RankInfo, b: RankInfo) -> str:
 
 
 def node_count(infos: list[RankInfo]) -> int:
-    return len({i.hostname for i in infos})
+    return len({i.node for i in infos})
 
 
 def group_placement(infos: list[RankInfo], ranks: range | list[int]) -> str:
-    """Placement of a group of ranks: ``inter-node`` if it spans hosts, else ``intra-node``."""
-    hosts = {infos[r].hostname for r in ranks}
-    return "inter-node" if len(hosts) > 1 else "intra-node"
+    """Placement of a group of ranks: ``inter-node`` if it spans nodes, else ``intra-node``."""
+    nodes = {infos[r].node for r in ranks}
+    return "inter-node" if len(nodes) > 1 else "intra-node"
+
+
+def node_mapping(infos: list[RankInfo]) -> list[int]:
+    """Node index of every rank, numbered in order of first appearance: the measured
+    rank-to-node mapping the K-model (paper 002 eq. 4) takes."""
+    index: dict[str, int] = {}
+    return [index.setdefault(i.node, len(index)) for i in infos]

@@ -8,6 +8,10 @@ intra-socket, inter-socket, intra-node or inter-node to rank 0).
 Pairs (paper 002 eq. 2-3): ranks ``i`` and ``i + P/2`` for ``i < k`` ping-pong
 at once, k = 1 .. P/2; with ranks filling nodes in blocks, the pairs cross
 from the first half of the ranks to the second.  A sample is the slowest pair.
+The max-rate model's k is the number of processes of one node that
+communicate at once: for inter-node pairs it is counted on the job's measured
+rank-to-node mapping (:func:`.placement.node_mapping`), the most pair ends on
+any one node, and stored as ``params["k_per_node"]`` beside the mapping.
 """
 
 from __future__ import annotations
@@ -19,8 +23,8 @@ from mpi4py import MPI
 
 from . import native
 from .buffers import page_buffer
-from .placement import RankInfo, classify, node_count
-from .results import CommPoint
+from .placement import RankInfo, classify, node_count, node_mapping
+from .results import CommPoint, Skip, point_key
 from .timing import measure
 
 
@@ -30,6 +34,12 @@ def partners(infos: list[RankInfo]) -> dict[str, int]:
     for info in infos[1:]:
         found.setdefault(classify(infos[0], info), info.rank)
     return found
+
+
+def per_node_senders(pairs: list[tuple[int, int]], node_of: list[int]) -> int:
+    """The most ranks of ``pairs`` on any one node: the max-rate k of inter-node pairs."""
+    ends = [node_of[r] for pair in pairs for r in pair]
+    return max(ends.count(n) for n in set(ends))
 
 
 def _pairs_runner(
@@ -66,10 +76,13 @@ def _per_partner(
     what: str,
     samples: int,
     min_time: float,
+    skip: Skip,
 ) -> Iterator[CommPoint]:
     """Rank 0 with one partner per placement class, every size: ``runner(n, partner)``."""
     for placement, partner in partners(infos).items():
         for n in sizes:
+            if skip(point_key(benchmark, comm.size, 1, placement, n, f"ranks=0-{partner}")):
+                continue
             timed = measure(
                 comm, runner(n, partner), samples=samples, min_time=min_time, divisor=divisor
             )
@@ -88,12 +101,18 @@ def _per_partner(
 
 
 def pingpong(
-    comm: MPI.Comm, infos: list[RankInfo], sizes: list[int], samples: int, min_time: float
+    comm: MPI.Comm,
+    infos: list[RankInfo],
+    sizes: list[int],
+    samples: int,
+    min_time: float,
+    skip: Skip,
 ) -> Iterator[CommPoint]:
     buf = page_buffer(max(sizes))
     yield from _per_partner(
         comm, infos, sizes, lambda n, partner: _pairs_runner(comm, buf, n, [(0, partner)]),
         benchmark="pingpong", divisor=2.0, what="one-way", samples=samples, min_time=min_time,
+        skip=skip,
     )  # fmt: skip
 
 
@@ -117,7 +136,12 @@ def _exchange_runner(
 
 
 def exchange(
-    comm: MPI.Comm, infos: list[RankInfo], sizes: list[int], samples: int, min_time: float
+    comm: MPI.Comm,
+    infos: list[RankInfo],
+    sizes: list[int],
+    samples: int,
+    min_time: float,
+    skip: Skip,
 ) -> Iterator[CommPoint]:
     """Rank 0 and one partner per placement class send *and* receive ``n`` bytes at once.
 
@@ -129,20 +153,29 @@ def exchange(
     yield from _per_partner(
         comm, infos, sizes, lambda n, partner: _exchange_runner(comm, sbuf, rbuf, n, partner),
         benchmark="exchange", divisor=1.0, what="one MPI_Sendrecv, slower rank",
-        samples=samples, min_time=min_time,
+        samples=samples, min_time=min_time, skip=skip,
     )  # fmt: skip
 
 
 def concurrent_pairs(
-    comm: MPI.Comm, infos: list[RankInfo], sizes: list[int], samples: int, min_time: float
+    comm: MPI.Comm,
+    infos: list[RankInfo],
+    sizes: list[int],
+    samples: int,
+    min_time: float,
+    skip: Skip,
 ) -> Iterator[CommPoint]:
     half = comm.size // 2
     buf = page_buffer(max(sizes))
+    node_of = node_mapping(infos)
     for k in range(1, half + 1):
         pairs = [(i, i + half) for i in range(k)]
         classes = {classify(infos[a], infos[b]) for a, b in pairs}
         placement = classes.pop() if len(classes) == 1 else "mixed"
+        k_node = per_node_senders(pairs, node_of) if placement == "inter-node" else k
         for n in sizes:
+            if skip(point_key("pairs", comm.size, k, placement, n, f"k={k}")):
+                continue
             timed = measure(
                 comm,
                 _pairs_runner(comm, buf, n, pairs),
@@ -158,7 +191,12 @@ def concurrent_pairs(
                 placement=placement,
                 message_bytes=n,
                 params_key=f"k={k}",
-                params={"pairs": pairs, "time": "one-way, slowest pair"},
+                params={
+                    "pairs": pairs,
+                    "time": "one-way, slowest pair",
+                    "node_of": node_of,
+                    "k_per_node": k_node,
+                },
                 repetitions=timed.repetitions,
                 samples=timed.samples,
             )

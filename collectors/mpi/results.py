@@ -1,10 +1,14 @@
-"""Benchmark points and their single, all-or-nothing write.
+"""Benchmark points, committed one by one into a run that an interrupted job continues.
 
 Rank 0 holds every point (each sample is already the maximum over ranks, see
-:mod:`.timing`).  :func:`write_run` stores the run and all its points in ONE
-transaction at the end of the job -- machine, environment, run (``complete``)
-and ``comm_measurement`` rows -- so a job that fails anywhere, on any rank,
-leaves the database exactly as it was.
+:mod:`.timing`) and commits each as it is measured, in a transaction of its
+own, like ``benchdb collect`` (:mod:`benchdb.collectors.resume`): a job killed
+anywhere, on any rank, loses at most the point in flight.  The run is
+``running`` until every rank has finished, then ``complete``.  A job with the
+same plan (benchmarks, sizes, samples, ranks and their rank-to-node mapping:
+``sweep_hash``) on the same host and software continues the newest unfinished
+comm run -- ``interrupted`` (SIGTERM, or its process gone) or ``failed`` (a
+rank's error) -- and measures only the points it lacks.
 """
 
 from __future__ import annotations
@@ -12,15 +16,34 @@ from __future__ import annotations
 import os
 import socket
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from benchdb.db.engine import Database, redact
+from sqlalchemy import select
+
+from benchdb.db.engine import Database
 from benchdb.db.models import CommMeasurement, Run, utcnow
 from benchdb.db.repo import register_environment, register_machine
+from benchdb.db.urls import redact
 from benchdb.environment import detect_environment
 from benchdb.machine import detect_machine
+from benchdb.slurm import jobs as slurm_jobs
 from benchdb.stats import summarize
+
+from .. import resume
+
+RUN_KIND = "comm"
+
+PointKey = tuple[str, int, int, str, int, str]
+Skip = Callable[[PointKey], bool]  # True: the run already holds this point
+
+
+def point_key(
+    benchmark: str, ranks: int, pairs: int, placement: str, message_bytes: int, params_key: str
+) -> PointKey:
+    """What makes a point unique within a run; known before it is measured."""
+    return (benchmark, ranks, pairs, placement, message_bytes, params_key)
 
 
 @dataclass
@@ -37,6 +60,13 @@ class CommPoint:
     samples: list[float]
     flags: list[str] = field(default_factory=list)
 
+    @property
+    def key(self) -> PointKey:
+        return point_key(
+            self.benchmark, self.ranks, self.pairs, self.placement, self.message_bytes,
+            self.params_key,
+        )  # fmt: skip
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         s = summarize(self.samples)
@@ -44,48 +74,93 @@ class CommPoint:
         return d
 
 
+def _row(run_id: int, p: CommPoint) -> CommMeasurement:
+    st = summarize(p.samples)
+    return CommMeasurement(
+        run_id=run_id,
+        benchmark=p.benchmark,
+        ranks=p.ranks,
+        nodes=p.nodes,
+        pairs=p.pairs,
+        placement=p.placement,
+        message_bytes=p.message_bytes,
+        params_key=p.params_key,
+        params=p.params,
+        repetitions=p.repetitions,
+        samples=p.samples,
+        t_min=st.t_min,
+        t_median=st.t_median,
+        t_iqr=st.t_iqr,
+        t_cv=st.t_cv,
+        flags=[*p.flags, *(["noisy"] if st.noisy else [])],
+    )
+
+
+def _new_run(s: Any, status: str, config: dict[str, Any], tags: list[str]) -> Run:
+    m = register_machine(s, detect_machine())
+    e = register_environment(s, detect_environment())
+    run = Run(
+        machine_id=m.id,
+        environment_id=e.id,
+        kind=RUN_KIND,
+        status=status,
+        command=" ".join(redact(a) if "://" in a else a for a in sys.argv),
+        tags=tags,
+        config={**config, **slurm_jobs.current_job()},
+        hostname=socket.gethostname(),
+        pid=os.getpid(),
+        ended_at=utcnow() if status == "complete" else None,
+    )
+    s.add(run)
+    s.flush()
+    return run
+
+
 def write_run(
     db: Database, points: list[CommPoint], *, config: dict[str, Any], tags: list[str]
 ) -> int:
-    """Insert the run and every point in one transaction; returns the run id."""
-    machine, environment = detect_machine(), detect_environment()
+    """Insert a complete run and every point in one transaction (imports, tests); its id."""
     with db.session() as s:
-        m = register_machine(s, machine)
-        e = register_environment(s, environment)
-        run = Run(
-            machine_id=m.id,
-            environment_id=e.id,
-            kind="comm",
-            status="complete",
-            command=" ".join(redact(a) if "://" in a else a for a in sys.argv),
-            tags=tags,
-            config=config,
-            hostname=socket.gethostname(),
-            pid=os.getpid(),
-            ended_at=utcnow(),
-        )
-        s.add(run)
-        s.flush()
-        for p in points:
-            st = summarize(p.samples)
-            s.add(
-                CommMeasurement(
-                    run_id=run.id,
-                    benchmark=p.benchmark,
-                    ranks=p.ranks,
-                    nodes=p.nodes,
-                    pairs=p.pairs,
-                    placement=p.placement,
-                    message_bytes=p.message_bytes,
-                    params_key=p.params_key,
-                    params=p.params,
-                    repetitions=p.repetitions,
-                    samples=p.samples,
-                    t_min=st.t_min,
-                    t_median=st.t_median,
-                    t_iqr=st.t_iqr,
-                    t_cv=st.t_cv,
-                    flags=[*p.flags, *(["noisy"] if st.noisy else [])],
-                )
-            )
+        run = _new_run(s, "complete", config, tags)
+        s.add_all(_row(run.id, p) for p in points)
         return run.id
+
+
+@dataclass(frozen=True)
+class OpenedRun:
+    run_id: int
+    resumed: bool
+    done: frozenset[PointKey]  # points the run already holds
+
+
+def open_run(db: Database, config: dict[str, Any], tags: list[str]) -> OpenedRun:
+    """Continue the newest unfinished run of this plan (``config["sweep_hash"]``), else
+    start a new ``running`` one."""
+    with db.session() as s:
+        machine_id = register_machine(s, detect_machine()).id
+        environment_id = register_environment(s, detect_environment()).id
+    found = resume.find_resumable(
+        db,
+        machine_id,
+        environment_id,
+        config["sweep_hash"],
+        kind=RUN_KIND,
+        statuses=resume.RESUMABLE,
+    )
+    if found is not None and resume.claim(db, found):
+        with db.session() as s:
+            rows = s.scalars(select(CommMeasurement).where(CommMeasurement.run_id == found))
+            done = frozenset(
+                point_key(r.benchmark, r.ranks, r.pairs, r.placement, r.message_bytes,
+                          r.params_key)
+                for r in rows
+            )  # fmt: skip
+        return OpenedRun(found, True, done)
+    with db.session() as s:
+        return OpenedRun(_new_run(s, "running", config, tags).id, False, frozenset())
+
+
+def write_point(db: Database, run_id: int, point: CommPoint) -> None:
+    """Commit one point of run ``run_id`` (its own transaction)."""
+    with db.session() as s:
+        s.add(_row(run_id, point))

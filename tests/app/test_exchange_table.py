@@ -8,9 +8,17 @@ import pytest
 from benchdb.collectors.app.exchanges import PASSES, calibrate_exchanges, calibration_cases
 from benchdb.kernels.geometry import SHALLOW
 
+from benchdb.app.context import LoopContext
 from benchdb.app.decomposition import Decomposition
 from benchdb.app.exchange_table import CALIBRATION_TAG, measured_exchanges
-from benchdb.app.model import AppCase, AppPrediction, ModelOptions, Scaling, predict_app
+from benchdb.app.model import (
+    AppCase,
+    AppPrediction,
+    ExchangeSource,
+    ModelOptions,
+    Scaling,
+    predict_app,
+)
 from benchdb.app.runs import app_runs
 from benchdb.comm.params import load_machine_file
 from benchdb.db.engine import open_database
@@ -76,7 +84,7 @@ def test_time_outside_the_timers_is_its_own_series() -> None:
 
 
 def test_two_levels_of_exchange_cost_widen_the_prediction() -> None:
-    # measured (c11): a 2-rank step's exchanges cost 9.0-11 us or 4.1-4.8 us, by the minute
+    # docs/findings/app-exchanges.md: a 2-rank step's exchanges cost 9.0-11 or 4.1-4.8 us
     bimodal = [9.5e-6] * 6 + [4.5e-6] * 3
     runs = [_summary((40, 40), (2, 1), x, run_id=i) for i, x in enumerate(bimodal)]
     runs += [_summary((160, 160), (2, 1), 4e-6, run_id=20 + i) for i in range(3)]
@@ -86,11 +94,26 @@ def test_two_levels_of_exchange_cost_widen_the_prediction() -> None:
     assert "spread" not in table.per_exchange(Decomposition(2, 1), (20, 40))[0]
     case = AppCase((40, 40), Decomposition(2, 1), 10)
     pred = AppPrediction(
-        case, {"shallow.cu": 2.0}, {"cu.x": 1.0}, 0.0, False, "fullstep:ppn2", [], {},
-        loop_uncertainty={"shallow.cu": 0.1}, exchange_uncertainty_rel=0.5,
+        case, {"shallow.cu": 2.0}, {"cu.x": 1.0}, 0.0, False, LoopContext(2), [], {},
+        ExchangeSource.MEASURED, loop_uncertainty={"shallow.cu": 0.1}, exchange_uncertainty_rel=0.5,
     )  # fmt: skip
     assert pred.uncertainty_s == pytest.approx(0.2 + 0.5)
     assert pred.to_dict()["exchange_uncertainty_s"] == pytest.approx(0.5)
+    assert pred.to_dict()["context"] == "fullstep:ppn2"
+
+
+def test_measured_exchanges_only_where_nothing_rules_them_out() -> None:
+    """The one place that decides: --halo-model, another machine's parameters and a
+    bandwidth or latency what-if each rule measured exchanges out; a compute one does not."""
+    assert ModelOptions().uses_measured_exchanges
+    assert ModelOptions(scaling=Scaling(compute=2.0)).uses_measured_exchanges
+    for ruled_out in (
+        ModelOptions(measured_exchanges=False),
+        ModelOptions(other_machine=True),
+        ModelOptions(scaling=Scaling(bandwidth=2.0)),
+        ModelOptions(scaling=Scaling(latency=0.5)),
+    ):
+        assert not ruled_out.uses_measured_exchanges
 
 
 def test_calibration_cases_span_the_caches_on_square_grids() -> None:
@@ -122,6 +145,7 @@ def test_calibrated_exchanges_price_the_model(sqlite_url: str) -> None:
     options = ModelOptions(populated=False)
     measured = predict_app(db, [case], comm, options)[0]
     assert measured.comm["model"].startswith("measured")
+    assert measured.exchange_source is ExchangeSource.MEASURED
     per, _ = measured_exchanges(runs, 2, "float64").per_exchange(case.decomp, case.local)
     assert measured.exchanges["z.x"] == pytest.approx(per["z.x"] * 100)
     untimed = measured_exchanges(runs, 2, "float64").untimed(case.decomp, case.local)
@@ -131,11 +155,15 @@ def test_calibrated_exchanges_price_the_model(sqlite_url: str) -> None:
     for forced in (
         ModelOptions(populated=False, measured_exchanges=False),
         ModelOptions(populated=False, scaling=Scaling(latency=2.0)),
+        ModelOptions(populated=False, other_machine=True),
     ):
         halo = predict_app(db, [case], comm, forced)[0]
         assert not halo.comm["model"].startswith("measured") and halo.untimed_s == 0
+        assert halo.exchange_source is ExchangeSource.HALO_MODEL
     four = AppCase((32, 32), Decomposition(2, 2), steps=100)  # 4 ranks: not calibrated
-    assert not predict_app(db, [four], comm, options)[0].comm["model"].startswith("measured")
+    uncalibrated = predict_app(db, [four], comm, options)[0]
+    assert not uncalibrated.comm["model"].startswith("measured")
+    assert uncalibrated.exchange_source is ExchangeSource.HALO_MODEL
     db.close()
 
 

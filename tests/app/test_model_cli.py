@@ -7,7 +7,7 @@ import json
 import pytest
 
 from benchdb.app.decomposition import Decomposition
-from benchdb.app.model import AppCase, ModelOptions, Scaling, predict_app
+from benchdb.app.model import AppCase, ExchangeSource, ModelOptions, Scaling, predict_app
 from benchdb.app.scenario import scenario_cases
 from benchdb.comm.halo import predict_halo2d
 from benchdb.comm.params import load_machine_file
@@ -62,6 +62,8 @@ def test_model_is_the_sum_of_lookup_and_halo_terms(measured_url: str) -> None:
     assert overlapped.total_s == pytest.approx(max(pred.compute_s, pred.exchange_s))
     single = predict_app(db, [AppCase((96, 64), Decomposition(1, 1), 10)], None, options)[0]
     assert "shallow.boundary" in single.loops and single.exchanges == {}
+    assert pred.exchange_source is ExchangeSource.HALO_MODEL
+    assert single.exchange_source is ExchangeSource.NONE
     db.close()
 
 

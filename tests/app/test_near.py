@@ -10,8 +10,8 @@ from benchdb.collectors.app.exchanges import PASSES
 from benchdb.collectors.app.near import NEAR_FACTOR, NEAR_TAG, near_plan
 from benchdb.kernels.geometry import SHALLOW
 
+from benchdb.app.context import LoopContext
 from benchdb.app.exchange_table import CALIBRATION_TAG
-from benchdb.app.model import populated_context
 from benchdb.app.runs import app_runs
 from benchdb.db.engine import open_database
 from benchdb.errors import UserError
@@ -88,7 +88,7 @@ def test_near_points_carry_the_lookup_at_the_target(sqlite_url: str) -> None:
     db = open_database(sqlite_url)
     plan = near_plan((40, 40), 2)
     for ranks, target, spec in ((1, (40, 40), "single_sizes"), (2, (40, 20), "populated_sizes")):
-        answer = predict(db, "shallow.pnew", [target], context=populated_context(ranks)).iloc[0]
+        answer = predict(db, "shallow.pnew", [target], context=str(LoopContext(ranks))).iloc[0]
         fresh = {_fp(parse_shape(k)) for k in result[spec].split(",")}
         bracket = {answer["lo_footprint_bytes"], answer["hi_footprint_bytes"]}
         assert answer["same_rows"] and bracket <= fresh, (ranks, bracket, fresh)

@@ -24,6 +24,10 @@ READERS = [
     ["scenario", "--grid", "256x256", "--ranks", "1,2"],
     ["app", "predict", "--grid", "256x256", "--decomp", "1x1", "--steps", "10"],
     ["db", "current"],
+    ["report", "--out", "{out}/report.html"],
+    ["export", "--out", "{out}/points.csv"],
+    ["plot", "curve", "-k", "shallow.cu", "--out", "{out}/curve.png"],
+    ["comm", "predict", "--decomp", "2x1", "--local", "64x64"],
 ]
 
 
@@ -32,9 +36,12 @@ def test_reading_a_database_that_is_not_there_creates_nothing(
     args: list[str], tmp_path: Path
 ) -> None:
     target = tmp_path / "typo" / "bench.sqlite"
-    proc = benchdb("--db", f"sqlite:///{target}", *args)
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = benchdb("--db", f"sqlite:///{target}", *(a.format(out=out) for a in args))
     assert_user_error(proc, f"no database at {target}")
     assert not target.parent.exists()
+    assert not any(out.iterdir())  # nor the file it would have written
 
 
 @pytest.mark.parametrize(

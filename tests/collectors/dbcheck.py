@@ -5,9 +5,10 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from benchdb.db.engine import open_database
-from benchdb.db.models import Environment, Kernel, Machine, Measurement, Run
+from benchdb.db.models import Environment, Kernel, Machine, Measurement, NodeClass, Run
 
 TABLES = {
+    "node_class": NodeClass,
     "machine": Machine,
     "environment": Environment,
     "kernel": Kernel,

@@ -25,6 +25,17 @@ def test_later_passes_alternate_direction_and_skip_what_is_stored() -> None:
     assert rest == [(1, 200), (1, 100), (2, 100), (2, 200), (2, 300)]
 
 
+def test_an_interleaved_plan_repeats_each_point_one_point_later() -> None:
+    plan = SweepPlan("custom", POINTS, 0.01, 5, passes=2, interleaved=True)
+    order = [(p, pt.shape[0]) for p, pt in plan.schedule({})]
+    assert order == [(0, 100), (0, 200), (1, 100), (0, 300), (1, 200), (1, 300)]
+    stored = {POINTS[0].key: 2, POINTS[1].key: 1}  # killed after (1, 100)
+    assert [(p, pt.shape[0]) for p, pt in plan.schedule(stored)] == [(0, 300), (1, 200), (1, 300)]
+    config = plan.config()
+    assert config["interleaved"] and SweepPlan.from_config(config) == plan
+    assert "interleaved" not in SweepPlan("custom", POINTS, 0.01, 5, passes=2).config()
+
+
 def test_a_later_pass_pools_samples_and_recomputes_the_statistics() -> None:
     info, kernels = TRIAD.kernels[0], KERNELS
     quiet = [1.0e-3, 1.01e-3, 0.99e-3, 1.0e-3, 1.02e-3]

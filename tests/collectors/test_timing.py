@@ -17,3 +17,34 @@ def test_samples_are_calibrated_per_repetition_and_kept() -> None:
         assert max(samples) * timing.repetitions >= 0.25 * 0.01
     # 64x the work per repetition needs far fewer repetitions per sample
     assert small.repetitions > 8 * large.repetitions
+
+
+class _Disturbed:
+    """A prepared point taking 1 us per repetition, whose ``disturbed``-th run is
+    descheduled for 5 ms (another process's burst on a shared machine)."""
+
+    footprint_bytes = 8
+
+    def __init__(self, disturbed: int) -> None:
+        self.calls, self.disturbed = 0, disturbed
+
+    def run(self, repetitions: int) -> dict[str, float]:
+        import time
+
+        self.calls += 1
+        seconds = 1e-6 * repetitions + (5e-3 if self.calls == self.disturbed else 0.0)
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+        return {"k": seconds}
+
+    def checksum(self) -> float | None:
+        return None
+
+
+def test_one_disturbed_calibration_trial_does_not_shrink_the_repetitions() -> None:
+    from benchdb.collectors.timing import calibrate
+
+    undisturbed = calibrate(_Disturbed(disturbed=0), 2e-3)
+    for call in range(1, 8):  # whichever trial the burst hits
+        assert calibrate(_Disturbed(disturbed=call), 2e-3) >= 0.5 * undisturbed, call

@@ -12,12 +12,10 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import text
-from typer.testing import CliRunner
 
-from benchdb.cli.app import app
 from benchdb.db.engine import open_database
 from benchdb.errors import UserError
-from tests.clihelpers import assert_user_error, benchdb
+from tests.clihelpers import assert_user_error, benchdb, invoke
 
 TABLES = ("machine", "environment", "run", "comm_measurement", "model")
 
@@ -28,10 +26,6 @@ def counts(url: str) -> dict[str, int]:
         out = {t: s.execute(text(f"SELECT COUNT(*) FROM {t}")).scalar_one() for t in TABLES}
     db.close()
     return out
-
-
-def invoke(*args: str) -> object:
-    return CliRunner().invoke(app, list(args))
 
 
 def test_ranks_zero_exits_2_with_one_line(sqlite_url: str) -> None:
@@ -84,3 +78,29 @@ def test_predict_with_a_bundled_machine_file() -> None:
     row = json.loads(allreduce.output)[0]
     assert row["method"] == "2*log2(P)*p2p"
     assert row["seconds"] == pytest.approx(20 * 4.15e-6 + 20 * 8 * 6.3e-9)
+
+
+def test_show_prints_the_fits_and_plots_them(sqlite_url: str, tmp_path: Path) -> None:
+    from benchdb.collectors.mpi.results import write_run
+
+    from benchdb.comm.store import fit_models
+
+    from .synthetic import lassen_pingpong
+
+    db = open_database(sqlite_url)
+    write_run(db, lassen_pingpong(), config={"ranks": 2}, tags=[])
+    fit_models(db)
+    out = tmp_path / "comm.svg"
+    result = invoke("comm", "show", "--plot", str(out), "--json", "--db", sqlite_url)
+    assert result.exit_code == 0, result.output
+    regimes = json.loads(result.output)["regimes"]
+    assert {r["placement"] for r in regimes} == {"intra-socket"}
+    assert all(r["median_rel_error"] < 0.05 for r in regimes)
+    assert out.read_text().startswith("<?xml")
+    for args, needle in (
+        (["--plot", str(tmp_path / "comm.gif")], "must end in .png or .svg"),
+        (["--plot", str(out), "--machine-file", "summit"], "--plot needs measured data"),
+    ):
+        result = invoke("comm", "show", *args, "--db", sqlite_url)
+        assert isinstance(result.exception, UserError) and needle in str(result.exception)
+    assert not (tmp_path / "comm.gif").exists()

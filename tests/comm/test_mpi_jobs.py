@@ -2,9 +2,10 @@
 
 The job is started exactly as ``benchdb comm collect`` starts it
 (:mod:`benchdb.collectors.mpi.launcher`).  The fault cases use the test-only
-``BENCHDB_COMM_TEST_FAULT`` to make rank 1 fail after the first measured
+``BENCHDB_COMM_TEST_FAULT`` to make rank 1 fail after the second measured
 point and check that the whole job ends with mpiexec's exit code and one line,
-and that the database is unchanged.
+that the points measured before the failure are stored, and that the same job
+started again continues the run: no point lost, none twice.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from benchdb.comm.store import comm_frame, fit_models, load_params
 from benchdb.comm.validate import halo_validation
 from benchdb.db.models import CommMeasurement, Model, Run
 from benchdb.errors import UserError
-from tests.comm.test_comm_cli import counts
 from tests.needs import missing
 
 pytestmark = pytest.mark.mpi
@@ -74,20 +74,43 @@ def test_collect_fit_and_check_the_halo(mpiexec: str, sqlite_url: str) -> None:
     assert check["measured_total_s"] >= check["measured_mpi_s"]
 
 
+def _points(url: str) -> list[tuple]:
+    from benchdb.db.engine import open_database
+
+    db = open_database(url)
+    with db.session() as s:
+        rows = s.scalars(select(CommMeasurement).order_by(CommMeasurement.id)).all()
+        out = [(r.id, r.run_id, r.benchmark, r.placement, r.message_bytes, r.params_key)
+               for r in rows]  # fmt: skip
+    db.close()
+    return out
+
+
 @pytest.mark.parametrize(("fault", "needle"), [("raise:1", "rank 1"), ("kill:1", "signal 9")])
-def test_a_failed_rank_ends_the_job_and_writes_nothing(
+def test_a_failed_rank_ends_the_job_and_the_same_job_continues_it(
     mpiexec: str, sqlite_url: str, monkeypatch: pytest.MonkeyPatch, fault: str, needle: str
 ) -> None:
-    before = counts(sqlite_url)
+    job = ["--benchmarks", "pingpong,allreduce", "--sizes", "8,64,512", "--allreduce-bytes", "8"]
     monkeypatch.setitem(os.environ, FAULT_ENV, fault)
     with pytest.raises(UserError) as err:
-        _run(mpiexec, sqlite_url, "--benchmarks", "pingpong", "--sizes", "8,64")
+        _run(mpiexec, sqlite_url, *job)
     message = str(err.value)
     assert "mpiexec exit code" in message and needle in message
-    assert "nothing was written" in message and "\n" not in message
-    assert counts(sqlite_url) == before
+    assert "continues the run" in message and "\n" not in message
+    before = _points(sqlite_url)
+    assert 1 <= len(before) <= 2  # the fault comes after the second point of 4
+    monkeypatch.delitem(os.environ, FAULT_ENV)
+    result = _run(mpiexec, sqlite_url, *job)
+    assert result.summary["resumed"] is True
+    assert result.summary["measured"] == 4 - len(before)
+    after = _points(sqlite_url)
+    assert after[: len(before)] == before  # nothing measured before the failure is lost
+    assert len(after) == 4 and len({p[2:] for p in after}) == 4  # no point twice
+    assert {p[1] for p in after} == {result.summary["run_id"]}
     from benchdb.db.engine import open_database
 
     db = open_database(sqlite_url)
     with db.session() as s:
+        assert [r.status for r in s.scalars(select(Run))] == ["complete"]
         assert s.scalar(select(func.count()).select_from(Model)) == 0
+    db.close()

@@ -11,18 +11,15 @@ from benchdb.comm.store import fit_models, load_params
 from benchdb.db.models import CommMeasurement, Model, Run
 from benchdb.errors import UserError
 
+from .synthetic import lassen_pingpong
+
 
 def _points() -> list[CommPoint]:
     """Ping-pong and allreduce points whose times follow Lassen's intra-socket table."""
-    truth = load_machine_file("lassen").postal["intra-socket"]
-    sizes = sorted({2**i for i in range(0, 21)} | {6144, 98304})
-    pts = [
-        CommPoint("pingpong", 2, 1, 1, "intra-socket", n, "ranks=0-1", {}, 10,
-                  [truth.time(n) * f for f in (0.99, 1.0, 1.01, 1.0, 1.0)])
-        for n in sizes
-    ]  # fmt: skip
-    pts.append(CommPoint("allreduce", 2, 1, 1, "intra-node", 8, "", {}, 10, [3e-6] * 5))
-    return pts
+    return [
+        *lassen_pingpong(),
+        CommPoint("allreduce", 2, 1, 1, "intra-node", 8, "", {}, 10, [3e-6] * 5),
+    ]
 
 
 def test_fit_store_load_round_trip(db) -> None:  # type: ignore[no-untyped-def]
@@ -56,3 +53,11 @@ def test_fit_store_load_round_trip(db) -> None:  # type: ignore[no-untyped-def]
 def test_no_comm_data_is_a_user_error(db) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(UserError):
         fit_models(db)
+
+
+def test_runs_list_counts_a_comm_runs_points(db) -> None:  # type: ignore[no-untyped-def]
+    from benchdb.runs import stored_runs
+
+    run_id = write_run(db, _points(), config={"ranks": 2}, tags=[])
+    (row,) = stored_runs(db)
+    assert (row["id"], row["kind"], row["measurements"]) == (run_id, "comm", len(_points()))

@@ -58,7 +58,8 @@ def test_full_array_loops_are_rated_per_point_they_update_after_migration_0005(
 ) -> None:
     """Rows written when uold, vold, pold and copy were rated per inner M x N point get the
     (M+1)(N+1) points they update, their rates scaled alike, and the kernels' new version.
-    (0005 changes data only, so rows written at head and stamped 0004 are a 0004 database.)"""
+    (0005 changes data only, so rows written at head, brought down to the schema of 0005
+    and stamped 0004 are a 0004 database.)"""
     from dataclasses import replace
 
     from benchdb.db.models import Measurement, Run
@@ -84,6 +85,7 @@ def test_full_array_loops_are_rated_per_point_they_update_after_migration_0005(
                 flop_rate=5 * 200 / 1e-6, byte_rate=32 * 200 / 1e-6, valid=True,
             )
         )  # fmt: skip
+    command.downgrade(alembic_config(db.engine), "0005")
     with db.engine.begin() as conn:
         conn.execute(text("UPDATE alembic_version SET version_num = '0004'"))
     db.close()

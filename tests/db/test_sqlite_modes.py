@@ -21,7 +21,7 @@ def test_a_reader_does_not_wait_for_a_writer(sqlite_url: str, tmp_path: Path) ->
     open_database(sqlite_url, create=True).close()
     writer = sqlite3.connect(tmp_path / "bench.sqlite", isolation_level=None)
     writer.execute("BEGIN IMMEDIATE")  # a collector committing, holding the write lock
-    writer.execute("INSERT INTO baseline (machine_id, run_id, set_at) VALUES (1, 1, '2026')")
+    writer.execute("INSERT INTO baseline (node_class_id, run_id, set_at) VALUES (1, 1, '2026')")
     try:
         t0 = time.monotonic()
         proc = benchdb("runs", "list", "--db", sqlite_url, timeout=30)
@@ -56,7 +56,8 @@ def test_a_read_only_file_is_read_and_never_written(
     assert db.read_only
     assert measurements_frame(db).empty
     with pytest.raises(OperationalError, match="readonly"), db.session() as s:
-        s.add(Machine(fingerprint="x" * 64, hostname="h", cpu_model="c", sockets=1, cores=1,
+        s.add(Machine(fingerprint="x" * 64, node_class_id=1, hostname="h", cpu_model="c",
+                      sockets=1, cores=1,
                       threads_per_core=1, numa_nodes=1, memory_bytes=1, caches=[],
                       isa_flags=[], os="linux", info={}))  # fmt: skip
     db.close()

@@ -46,12 +46,17 @@ def add_run(
     flags_at: dict[tuple[int, ...], list[str]] | None = None,
     scale_at: dict[tuple[int, ...], float] | None = None,
     context: str = "isolated",
+    repeat: float | None = None,
+    repeat_at: dict[tuple[int, ...], float] | None = None,
 ) -> int:
     """One complete run measuring ``kernel`` at ``shapes``; returns the run id.
 
     Five samples per point at ``t * (1 + spread * [-1, -0.5, 0, 0.5, 1])``, so the
     relative IQR of the time samples is exactly ``spread``.  ``scale_at``
-    multiplies the rate at some shapes (a planted spike or dip).
+    multiplies the rate at some shapes (a planted spike or dip).  ``repeat`` (or
+    ``repeat_at`` per shape) ``d`` stores two passes instead, of times
+    ``t (1 - d)`` and ``t (1 + d)`` (spread 0): the median stays ``t`` and the
+    repeat noise between the passes is ``(1 + d) / (1 - d) - 1``.
     """
     basis = rate_basis(kernel, precision)
     run = start_run(db, kind="kernels", config={"synthetic": True}, tags=list(tags))
@@ -64,7 +69,11 @@ def add_run(
             points, fp = basis.points_and_footprint(arr)
             rate = float(rate_fn(fp)[0]) * (scale_at or {}).get(tuple(shape), 1.0)
             t = float(basis.work_per_point * points[0] / rate)
-            samples = [t * (1 + spread * d) for d in (-1, -0.5, 0, 0.5, 1)]
+            d = (repeat_at or {}).get(tuple(shape), repeat)
+            if d is None:
+                samples, passes = [t * (1 + spread * k) for k in (-1, -0.5, 0, 0.5, 1)], 1
+            else:
+                samples, passes = [t * (1 - d)] * 5 + [t * (1 + d)] * 5, 2
             s.add(
                 Measurement(
                     run_id=run.id,
@@ -79,9 +88,10 @@ def add_run(
                     context=context,
                     repetitions=10,
                     samples=samples,
+                    passes=passes,
                     t_min=min(samples),
                     t_median=t,
-                    t_iqr=t * spread,
+                    t_iqr=t * spread if passes == 1 else 2 * t * d,
                     t_cv=0.0,
                     flop_rate=rate,
                     byte_rate=None,
@@ -92,6 +102,11 @@ def add_run(
             )
     finish_run(db, run.id, "complete")
     return run.id
+
+
+def log_linear(x: np.ndarray) -> np.ndarray:
+    """Exactly linear in log footprint: ``linear`` predicts it without error."""
+    return 5e9 - 2e8 * np.log(np.asarray(x, dtype=float))
 
 
 def square_sizes(lo: int, hi: int, n: int) -> list[tuple[int, int]]:

@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 
-from benchdb.db.engine import open_database
 from benchdb.predict import aspect, predict
 from benchdb.predict.basis import rate_basis
 from benchdb.predict.validate import validate
@@ -19,13 +18,6 @@ SQUARES = square_sizes(8, 1500, 20)
 SHORT_ROWS = [(2 * n, n // 2) for n in (40, 160, 640)]
 LONG_ROWS = [(n // 2, 2 * n) for n in (40, 160, 640)]
 SLOW, FAST = 0.8, 1.1
-
-
-@pytest.fixture
-def sdb(sqlite_url: str):
-    database = open_database(sqlite_url)
-    yield database
-    database.close()
 
 
 def test_log_aspect_follows_the_contiguous_axis() -> None:

@@ -10,8 +10,10 @@ from benchdb.predict.basis import rate_basis
 from benchdb.predict.curve import build_curve
 from benchdb.predict.machine_data import KernelCurve, MachineData
 from benchdb.predict.source import MachineCaches
+from benchdb.scope import Scope
 
-CACHES = MachineCaches(1, "synthetic", (("L1d", 32 * 1024), ("L2", 1 << 20), ("L3", 32 << 20)))
+SYNTHETIC = Scope(1, "f" * 64, "synthetic", 1, (), host_ids=(1,), hostnames=("synthetic",))
+CACHES = MachineCaches(SYNTHETIC, (("L1d", 32 * 1024), ("L2", 1 << 20), ("L3", 32 << 20)))
 FOOTPRINTS = [8e3, 16e3, 200e3, 600e3, 4e6, 20e6, 1e8, 4e8]
 
 

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from sqlalchemy import func, select
 
-from benchdb.db.engine import open_database
 from benchdb.db.models import Model
 from benchdb.errors import UserError
 from benchdb.predict import predict
@@ -15,13 +14,6 @@ from benchdb.predict.basis import rate_basis
 from .synth import add_run, square_sizes, step_curve
 
 SIZES = square_sizes(8, 1500, 20)
-
-
-@pytest.fixture
-def sdb(sqlite_url: str):
-    database = open_database(sqlite_url)
-    yield database
-    database.close()
 
 
 def test_measured_shape_predicts_its_own_time_and_spread(sdb) -> None:

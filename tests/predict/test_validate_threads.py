@@ -5,27 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchdb.db.engine import open_database
 from benchdb.errors import UserError
 from benchdb.predict.threads import amdahl, thread_scaling
 from benchdb.predict.validate import split_runs, validate
 
-from .synth import add_run, square_sizes, step_curve
+from .synth import add_run, log_linear, square_sizes, step_curve
 
 FIT = square_sizes(8, 1500, 20)
 CHECK = [(m, int(m * 1.7)) for m in np.geomspace(9, 1200, 21).astype(int)]
-
-
-@pytest.fixture
-def sdb(sqlite_url: str):
-    database = open_database(sqlite_url)
-    yield database
-    database.close()
-
-
-def log_linear(x: np.ndarray) -> np.ndarray:
-    """Exactly linear in log footprint: ``linear`` must predict it perfectly."""
-    return 5e9 - 2e8 * np.log(np.asarray(x, dtype=float))
 
 
 def test_independent_sweep_and_loo_errors(sdb) -> None:

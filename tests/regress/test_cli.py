@@ -16,13 +16,12 @@ import json
 
 import pytest
 from sqlalchemy import func, select
-from typer.testing import CliRunner
 
 from benchdb.cli.app import app
 from benchdb.db.engine import Database, open_database
 from benchdb.db.models import Baseline, Run
 from benchdb.errors import UserError
-from tests.clihelpers import assert_user_error, benchdb
+from tests.clihelpers import assert_user_error, benchdb, runner
 
 from .rows import add_run, other_environment, other_machine
 
@@ -34,7 +33,7 @@ class Result:
 
 def cli(*args: str) -> Result:
     """The typer app in-process; a ``UserError`` becomes exit 2 with its message on stderr."""
-    res = CliRunner().invoke(app, list(args), catch_exceptions=True)
+    res = runner().invoke(app, list(args), catch_exceptions=True)
     if isinstance(res.exception, UserError):
         return Result(2, res.stdout, f"error: {res.exception}\n")
     if res.exception is not None and not isinstance(res.exception, SystemExit):
@@ -111,6 +110,42 @@ def test_compare_unchanged_exits_0_and_latest_previous_resolve(db_url: str, db: 
     assert out["baseline"]["tags"] == ["a"] and out["contender"]["tags"] == ["b"]
 
 
+NOISY = [1.0e-3, 1.5e-3, 0.7e-3, 1.2e-3, 0.8e-3]  # CV ~30 %: flagged noisy
+
+
+def test_large_slowdowns_of_different_sizes_are_all_slower(db_url: str, db: Database) -> None:
+    """Issue 23: NUMBA_OPT=0 made kernels 8-80x slower and compare called some of them noisy
+    (a noise floor from the spread of all points' ratios, a majority of points needed)."""
+    kernels = {"stream.triad": 8.0, "stream.copy": 25.0, "stream.sum": 80.0}
+    base = {(k, shape): NOISY for k in kernels for shape in SHAPES}
+    slow = {(k, shape): [x * f for x in NOISY] for k, f in kernels.items() for shape in SHAPES}
+    slow[("stream.triad", SHAPES[0])] = [x * 8 for x in [1.0e-3, 4e-3, 0.9e-3, 4.1e-3, 1.1e-3]]
+    add_run(db, base, tags=["opt"])
+    add_run(db, slow, tags=["noopt"])
+    proc = cli("compare", "opt", "noopt", "--db", db_url, "--json")
+    assert proc.returncode == 1, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["regressed_kernels"] == sorted(kernels)
+    for k in out["kernels"]:
+        assert k["ci_low"] > 1.05 and k["ci_low"] <= k["median_ratio"] <= k["ci_high"], k
+
+
+def test_a_burst_at_one_point_is_not_a_kernel_regression(db_url: str, db: Database) -> None:
+    """One point's samples all 3x (another process's burst) among five unchanged points."""
+    shapes = [(1000,), (2000,), (4000,), (8000,), (16000,)]
+    base = {("stream.triad", s): [x * (i + 1) for x in QUIET] for i, s in enumerate(shapes)}
+    burst = dict(base)
+    burst[("stream.triad", shapes[2])] = [x * 3 * 3 for x in QUIET]
+    add_run(db, base, tags=["a"])
+    add_run(db, burst, tags=["b"])
+    proc = cli("compare", "a", "b", "--db", db_url, "--json")
+    assert proc.returncode == 0, proc.stdout
+    out = json.loads(proc.stdout)
+    assert out["point_counts"]["slower"] == 1
+    assert out["kernels"][0]["verdict"] == "noisy"
+    assert cli("compare", "a", "b", "--per-point", "--db", db_url).returncode == 1
+
+
 def test_threshold_option(db_url: str, db: Database, two_runs) -> None:
     proc = cli("compare", "before", "after", "--threshold", "30", "--db", db_url, "--json")
     assert proc.returncode == 0
@@ -162,10 +197,10 @@ def test_runs_of_different_machines_are_refused(sqlite_url: str) -> None:
     add_run(db, points(), tags=["there"], machine=other_machine())
     before = counts(db)
     proc = benchdb("compare", "here", "there", "--db", db_url)
-    assert_user_error(proc, "only runs of the same machine are comparable")
+    assert_user_error(proc, "only runs of the same node class (the same hardware) are comparable")
     assert "elsewhere" in proc.stderr
     proc = cli("baseline", "set", "there", "--machine", "1", "--db", db_url)
-    assert_user_error(proc, "a baseline must be a run of its own machine")
+    assert_user_error(proc, "a baseline must be a run of its own class")
     assert counts(db) == before
 
 

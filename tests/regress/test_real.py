@@ -1,30 +1,42 @@
 """Regression tracking on real kernel timings (benchdb.kernels, the collectors' timing).
 
-The injected slowdown is a kernel variant that does more work: ``stream.triad``
-run on 2x (compare) or 1.5x (history) the points, stored under the nominal
-shape.  Not 1.1x: on the shared 2-core VM, even interleaved, unchanged points
-differed by up to 23 % between two runs, single runs by 3x (load average 4-8),
-and ``compare`` rightly calls a 10 % change there ``noisy``; a test that needed
-it found would be a coin toss.  The runs' samples are taken round-robin (see rows.py), so all runs
-see the shared machine's load alike; the comparison itself knows nothing of
-that and must find exactly the slowed kernel.
+The injected slowdown is a kernel variant that does more work: ``stream.sum``
+run on 2x (compare) or 3x (history) the points, stored under the nominal
+shape.  Not 1.1x: on the shared 2-core VM unchanged points differ by several
+percent between runs, and ``compare`` rightly calls a 10 % change there
+``noisy`` when the points disagree; a test that needed it found would be a
+coin toss (benchmarks/regression_detection.py measures the detection rate
+at 1.1x, 1.2x and 2x instead).  The runs' samples are taken round-robin in a
+shuffled order (see rows.py), so all runs see the shared machine's load
+alike; the comparison itself knows nothing of that and must find exactly the
+slowed kernel.
+
+The history test runs in CI.  It failed about half the time when single
+runs of unchanged code deviated up to 4-8x: a run whose repetitions were
+calibrated while another process held the CPU got 1 to 7 repetitions
+instead of ~220 per sample, and the per-call overhead then inflated every
+one of its samples (fixed in ``collectors.timing.calibrate``, which now
+re-times the trial it extrapolates from), and a strict round-robin order
+let periodic load hit the same run in every round (now shuffled).
+What remained was preemption: at a load average of 7 on the 2 cores, 0.5
+ms samples are descheduled (9-17x their time) often enough that now and
+then more than half of one run's 21 samples are, and its median jumps
+(stream.fill: one run 1.99x in 50 series of 12).  The history runs use
+shorter samples (0.25 ms: half the chance per sample of being hit) and more
+of them (31: a majority hit is a far rarer binomial tail).  Measured so,
+load average 6-7 from other work: 12 unchanged runs of stream.sum and of
+stream.fill at 32000 and 64000 points deviated from their series median by
+at most 1.11x over 120 series (benchdb history: no step above 50 % in any),
+while the injected 3x work gave steps of 2.9-4.5x.  The detectors run with
+``min_change`` = 50 %: far above that noise, far below the injected step.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import shutil
-import subprocess
-import tempfile
-from pathlib import Path
-
 import pytest
 
 from benchdb.db.engine import Database, open_database
-from benchdb.regress import compare_runs, kernel_history
-from benchdb.report import write_report
+from benchdb.regress import compare_runs, get_detector, kernel_history
 
 from .rows import RealRuns
 
@@ -59,106 +71,42 @@ def test_compare_flags_exactly_the_kernel_doing_more_work(injected) -> None:
     assert slowed["ratio"].median() > 1.3  # time need not scale exactly with work
 
 
+HISTORY_WORK = 3.0
+HISTORY_MIN_CHANGE = 0.5
+
+
 @pytest.fixture(scope="module")
 def history_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Database, str, list[int]]:
-    """Twelve real runs; the last six run stream.sum on 1.5x the points."""
+    """Twelve real runs; the last six run stream.sum on 3x the points."""
     url = f"sqlite:///{tmp_path_factory.mktemp('hist') / 'hist.sqlite'}"
     db = open_database(url)
-    runs = RealRuns(db, samples=11)
+    runs = RealRuns(db, sample_time=2.5e-4, samples=31)
     ids = [runs.start(f"r{i}") for i in range(12)]
     for bench in ("stream.sum", "stream.fill"):
         for shape in POINTS[bench][1:]:
             slowed = bench == SLOWED
             runs.measure(
-                bench, shape, {r: 1.5 if slowed and i >= 6 else 1.0 for i, r in enumerate(ids)}
+                bench,
+                shape,
+                {r: HISTORY_WORK if slowed and i >= 6 else 1.0 for i, r in enumerate(ids)},
             )
     for run in ids:
         runs.finish(run)
     return db, url, ids
 
 
-@pytest.mark.skipif(
-    os.environ.get("BENCHDB_REAL_HISTORY") != "1",
-    reason="set BENCHDB_REAL_HISTORY=1: on the loaded shared VM single unchanged runs of "
-    "stream.sum deviate up to 4x, so this real-series check fails about half the time",
-)
 @pytest.mark.parametrize("detector", ["potts", "zscore"])
 def test_history_finds_the_injected_step_in_a_real_series(history_db, detector: str) -> None:
     db, _, ids = history_db
-    _, series = kernel_history(db, SLOWED, detector=detector)
+    found_by = get_detector(detector, min_change=HISTORY_MIN_CHANGE)
+    _, series = kernel_history(db, SLOWED, detector=found_by)
     assert len(series) == 2
     for s in series:
         found = {st["run_id"]: st for st in s.steps}
         values = s.values["t_median"].tolist()
         assert ids[6] in found, (s.steps, values)  # the injected step, where it was injected
         assert found[ids[6]]["direction"] == "slower"
-        assert found[ids[6]]["change"] > 0.2  # time need not scale exactly with work
+        assert found[ids[6]]["change"] > 1.0  # time need not scale exactly with work
         assert not [r for r in found if r < ids[6]], (s.steps, values)  # none in the flat part
-
-
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-CHECK = """<script>
-addEventListener('load', () => {
-  const imgs = [...document.images];
-  const broken = imgs.filter(i => !i.complete || i.naturalWidth === 0).length;
-  document.body.setAttribute('data-images', imgs.length);
-  document.body.setAttribute('data-broken', broken);
-});
-</script></body>"""
-
-
-@pytest.mark.parametrize("inline", [False, True])
-def test_report_renders_in_headless_chromium(history_db, tmp_path: Path, inline: bool) -> None:
-    db, _, ids = history_db
-    out = tmp_path / "report"
-    index = write_report(db, out, inline=inline, image_format="svg" if inline else "png")
-    text = index.read_text()
-    assert f"Run {ids[-1]} against the previous run, run {ids[-2]}: kernels" in text
-    assert "Performance vs memory footprint" in text and "History (potts" in text
-    assert len(list((out / "img").glob("*.png"))) == len(list((out / "img").glob("*.svg"))) > 0
-    browser = _chromium()
-    if browser is None:
-        pytest.skip("chromium is not installed (apt-get install -y chromium)")
-    check = out / "check.html"  # the page plus a script that counts images that failed to load
-    check.write_text(text.replace("</body>", CHECK))
-    profile = tempfile.mkdtemp()
-    flags = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        f"--user-data-dir={profile}",
-        "--virtual-time-budget=10000",
-        "--enable-logging=stderr",
-        "--v=0",
-    ]
-    proc = subprocess.run(
-        [browser, *flags, "--dump-dom", check.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "HOME": profile},
-    )
-    shutil.rmtree(profile, ignore_errors=True)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    images = re.search(r'data-images="(\d+)"', proc.stdout)
-    broken = re.search(r'data-broken="(\d+)"', proc.stdout)
-    assert images and broken, proc.stdout[:500]
-    assert int(images.group(1)) >= 5 and int(broken.group(1)) == 0
-    console = [ln for ln in proc.stderr.splitlines() if "CONSOLE" in ln or "Failed to load" in ln]
-    assert console == [], console
-
-
-def test_report_command_json(history_db, tmp_path: Path) -> None:
-    from tests.regress.test_cli import cli
-
-    _, url, _ = history_db
-    proc = cli("report", "--out", str(tmp_path / "r"), "--db", url, "--json")
-    assert proc.returncode == 0, proc.stdout
-    assert Path(json.loads(proc.stdout)["index"]).is_file()
+    _, control = kernel_history(db, "stream.fill", detector=found_by)
+    assert [s.steps for s in control] == [[], []]  # the unchanged kernel: no step at all

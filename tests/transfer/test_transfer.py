@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from sqlalchemy import select
 
 from benchdb.db.engine import open_database
+from benchdb.db.models import Machine, NodeClass
 from benchdb.errors import UserError
 from benchdb.query import measurements_frame
 from tests.clihelpers import assert_user_error, benchdb, invoke
@@ -177,3 +179,23 @@ def test_an_export_written_before_kernel_versions_still_imports(
     assert _import(str(path), sqlite_url)["measurements"] == 4
     src, dst = _frame(source_url), _frame(sqlite_url)
     assert list(dst["kernel_version"]) == list(src["kernel_version"])
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_an_import_keeps_node_classes_and_hosts(
+    source_url: str, sqlite_url: str, tmp_path: Path, fmt: str
+) -> None:
+    """A host's record carries its node class: the database it lands in has the same
+    class and host, by fingerprint."""
+    out = tmp_path / f"export.{fmt}"
+    assert invoke("export", "--out", str(out), "--db", source_url).exit_code == 0
+    assert _import(str(out), sqlite_url)["node_classes"] == 1
+    identity = select(Machine.hostname, Machine.fingerprint, NodeClass.fingerprint).join(NodeClass)
+    found = []
+    for url in (source_url, sqlite_url):
+        db = open_database(url)
+        with db.reading() as s:
+            found.append(s.execute(identity).all())
+        db.close()
+    assert found[0] == found[1] and len(found[0]) == 1
+    assert _import(str(out), sqlite_url)["node_classes"] == 0

@@ -3,8 +3,8 @@
 Each method fits with whatever it needs (scipy for PCHIP, numpy least squares
 for the logarithmic curve) and stores breakpoints and coefficients in scipy's
 ``PPoly`` convention (``c[m, i] * (u - b[i]) ** (k - m)``).  Evaluating them
-needs numpy alone, so a prediction from a stored model never imports scipy
-(about 0.5 s of the 1 s cold-start budget on the 2-core reference machine).
+needs numpy alone, so a prediction from a stored model never imports scipy, whose
+import would take much of ``predict``'s start-up (docs/findings/lookup-layers.md).
 
 Outside the breakpoints the value is held constant: below the smallest
 measured footprint the first value, beyond the largest the last (the memory

@@ -1,25 +1,21 @@
-"""Measured against modelled: ping-pong per placement, and halo exchanges."""
+"""Communication figure: measured against modelled, ping-pong per placement and halo exchanges."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
-from .params import CommParams
+from ..comm.params import CommParams
 
 
-def plot_comm(
-    frame: pd.DataFrame, params: CommParams, halo_rows: list[dict[str, Any]], path: Path
-) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+def comm_fits(frame: pd.DataFrame, params: CommParams, halo_rows: list[dict[str, Any]]) -> Figure:
+    """Ping-pong medians per placement with the piecewise postal fit (paper 001 eq. 10,
+    paper 002 eq. 1) and its regime boundaries; measured halo exchanges against the model."""
+    fig = Figure(figsize=(12, 4.5))
+    axes = fig.subplots(1, 2)
     ax = axes[0]
     pp = frame[frame.benchmark == "pingpong"]
     for placement, g in pp.groupby("placement"):
@@ -44,7 +40,4 @@ def plot_comm(
         ax.set_yscale("log")
         ax.legend(fontsize=8)
     ax.set(ylabel="seconds per exchange", title="2D halo exchange (X then Y)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return fig

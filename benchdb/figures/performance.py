@@ -1,55 +1,23 @@
-"""Figures (matplotlib, Agg backend; PNG or SVG by the output file's suffix).
+"""Performance figures: rate by footprint, predicted against measured, roofline.
 
-Each function draws one kind of figure from data the predictor and validator
-return, and is named for what it draws:
-
-* :func:`plot_performance_curve` -- rate vs footprint (log x) with the measured
+* :func:`performance_curve` -- rate vs footprint (log x) with the measured
   points, their spread, pathological points marked, the interpolants and the
   cache capacities (paper 003 Figs. 3 and 5).
-* :func:`plot_predicted_vs_measured` -- independent-sweep points against the
+* :func:`predicted_vs_measured` -- independent-sweep points against the
   prediction (paper 003 Fig. 4).
-* :func:`plot_roofline` -- cache-aware roofline with the STREAM ceilings, the
+* :func:`roofline` -- cache-aware roofline with the STREAM ceilings, the
   measured peak and each kernel's measured rates.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from matplotlib.figure import Figure
 
-from .errors import UserError
-
-FORMATS = (".png", ".svg")
-
-
-def _figure(**kwargs: Any):  # -> (Figure, Axes)
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt.subplots(**kwargs)
-
-
-def check_output(path: Path) -> Path:
-    """``path`` if its suffix is a supported format and its folder exists."""
-    if path.suffix.lower() not in FORMATS:
-        raise UserError(f"output {path} must end in {' or '.join(FORMATS)}")
-    if not path.parent.exists():
-        raise UserError(f"folder {path.parent} does not exist; create it or choose another --out")
-    return path
-
-
-def _save(fig: Any, path: Path) -> Path:
-    import matplotlib.pyplot as plt
-
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+from ..errors import UserError
 
 
 def _mark_caches(ax: Any, caches: Sequence[tuple[str, float]]) -> None:
@@ -58,20 +26,20 @@ def _mark_caches(ax: Any, caches: Sequence[tuple[str, float]]) -> None:
         ax.text(size, 0.98, f" {name}", transform=ax.get_xaxis_transform(), va="top", fontsize=8)
 
 
-def plot_performance_curve(
+def performance_curve(
     curves: Sequence[dict[str, Any]],
     caches: Sequence[tuple[str, float]],
-    path: Path,
     *,
     unit: str,
     title: str = "",
-) -> Path:
+) -> Figure:
     """Measured points (IQR bars; noisy/spike/dip in red) and each method's curve.
 
     ``curves``: one dict per kernel with ``kernel``, ``points``
     (:meth:`Curve.points_table`) and ``fits`` {method: (footprints, rates)}.
     """
-    fig, ax = _figure(figsize=(8, 5))
+    fig = Figure(figsize=(8, 5))
+    ax = fig.add_subplot()
     scale = 1e-9
     styles = ["-", "--", ":", "-."]
     for c in curves:
@@ -107,19 +75,18 @@ def plot_performance_curve(
         title or "performance by memory footprint (paper 003 Fig. 3/5); red x: flagged point"
     )
     ax.legend(fontsize=7, ncol=2)
-    return _save(fig, path)
+    return fig
 
 
-def plot_predicted_vs_measured(
-    points: Sequence[dict[str, Any]], path: Path, *, title: str = ""
-) -> Path:
+def predicted_vs_measured(points: Sequence[dict[str, Any]], *, title: str = "") -> Figure:
     """Predicted vs measured rate of independent-sweep points, one marker per kernel/method."""
     if not points:
         raise UserError(
             "no independent-sweep points to plot; collect a second sweep of other sizes "
             "(benchdb collect --sizes ...) and run benchdb validate"
         )
-    fig, ax = _figure(figsize=(6, 6))
+    fig = Figure(figsize=(6, 6))
+    ax = fig.add_subplot()
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for p in points:
         groups.setdefault((p["kernel"], p["method"]), []).append(p)
@@ -136,22 +103,19 @@ def plot_predicted_vs_measured(
     ax.set_ylabel("predicted (G unit/s)")
     ax.set_title(title or "predicted vs measured, independent sweep (paper 003 Fig. 4)")
     ax.legend(fontsize=7)
-    return _save(fig, path)
+    return fig
 
 
-def plot_roofline(
-    params: dict[str, Any],
-    kernels: Sequence[dict[str, Any]],
-    path: Path,
-    *,
-    title: str = "",
-) -> Path:
+def roofline(
+    params: dict[str, Any], kernels: Sequence[dict[str, Any]], *, title: str = ""
+) -> Figure:
     """Ceilings (one per level) and peak, with kernels' measured rates at their intensity.
 
     ``kernels``: dicts with ``kernel``, ``intensity`` (flop/byte) and ``rates``
     {level: median measured flop/s}.
     """
-    fig, ax = _figure(figsize=(7, 5))
+    fig = Figure(figsize=(7, 5))
+    ax = fig.add_subplot()
     ai = np.geomspace(1 / 64, 64, 200)
     peak = params["peak_flops"]
     for c in params["ceilings"]:
@@ -174,4 +138,4 @@ def plot_roofline(
     ax.set_ylabel("Gflop/s")
     ax.set_title(title or "cache-aware roofline (STREAM ceilings)")
     ax.legend(fontsize=7)
-    return _save(fig, path)
+    return fig

@@ -1,0 +1,221 @@
+"""Which two runs a report compares: the newest kernel collection and a comparable baseline.
+
+A node class's runs are of several kinds (``Run.kind``): ``kernels``
+(``benchdb collect``), ``app-calibrate`` (``benchdb app calibrate``: shallow
+timed with busy neighbours), ``app``, ``comm``.  Only a comparison of two
+runs of the same kind and the same settings says something about the code:
+two sweeps of other sizes share no point, and a populated-node calibration
+times the loops in another context.
+
+*Settings* are the run's stored ``config`` without what identifies one run
+rather than what it measures: its ``uuid``, the ``sweep_hash`` (it covers the
+user code's hash, and changed code is exactly what a comparison is for) and
+each user source's ``version``.  What remains for a collection is its plan:
+the points (benchmark, shape, precision, threads), the sample time, the
+number of samples and passes, the mode and the sources it loaded.
+
+:func:`pick_runs` takes the newest complete kernel collection, then as its
+baseline the pinned baseline (``benchdb baseline set``) when that has the same
+settings, else the newest earlier complete collection with the same settings,
+and says why, naming each newer or skipped run it left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from ..db.engine import Database
+from ..db.models import Baseline, Measurement, Run
+from ..errors import UserError
+from ..scope import Scope, resolve_scope
+from .runref import measured_runs
+
+COLLECTION = "kernels"
+"""The run kind of ``benchdb collect`` (collectors/resume.py ``RUN_KIND``)."""
+
+RUN_IDENTITY = ("uuid", "sweep_hash")
+"""Config keys that identify one run, not what it measured."""
+
+KIND_NAMES = {
+    "kernels": "kernel collection (benchdb collect)",
+    "app-calibrate": "populated-node calibration (benchdb app calibrate)",
+    "app": "application run (benchdb app run)",
+}
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One run as a report names it."""
+
+    run_id: int
+    kind: str
+    status: str
+    tags: tuple[str, ...]
+    started_at: datetime
+    environment_id: int
+    measurements: int
+    settings: str
+
+    @property
+    def label(self) -> str:
+        tags = f" [{', '.join(self.tags)}]" if self.tags else ""
+        return f"run {self.run_id}{tags} of {self.started_at:%Y-%m-%d %H:%M}"
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A run the pick passed over, and why."""
+
+    run: RunInfo
+    why: str
+
+
+@dataclass(frozen=True)
+class RunPick:
+    """The collection a report shows, the baseline it is compared with (or none), and why."""
+
+    scope: Scope
+    collection: RunInfo
+    baseline: RunInfo | None
+    reason: str
+    left_out: tuple[LeftOut, ...]
+
+
+def settings(run: Run) -> dict[str, Any]:
+    """What the run measured and how: kind and config without its identity (module docstring)."""
+    config = {k: v for k, v in (run.config or {}).items() if k not in RUN_IDENTITY}
+    if "sources" in config:
+        config["sources"] = [
+            {k: v for k, v in s.items() if k != "version"} for s in config["sources"]
+        ]
+    return {"kind": run.kind, **config}
+
+
+def settings_difference(a: Mapping[str, Any], b: Mapping[str, Any]) -> str:
+    """In words, how settings ``b`` differ from ``a`` ("" when the same)."""
+    words = []
+    for key in sorted(a.keys() | b.keys()):
+        x, y = a.get(key), b.get(key)
+        if x == y:
+            continue
+        if key == "points" and isinstance(x, list) and isinstance(y, list):
+            words.append(f"other points ({len(y)} instead of {len(x)})")
+        elif key == "kind":
+            words.append(f"a {KIND_NAMES.get(str(y), str(y))}")
+        else:
+            words.append(f"{key} {y} instead of {x}")
+    return ", ".join(words)
+
+
+def describe_settings(run: Run) -> str:
+    """A short account of a run's settings for a page: kind, mode, points, sampling."""
+    config = run.config or {}
+    parts = [KIND_NAMES.get(run.kind, run.kind)]
+    if "mode" in config:
+        parts.append(f"{config['mode']} sweep")
+    if isinstance(config.get("points"), list):
+        names = sorted({str(p[0]) for p in config["points"]})
+        parts.append(f"{len(config['points'])} points of {', '.join(names)}")
+    if "sample_time" in config and "samples" in config:
+        parts.append(
+            f"{config['samples']} samples of {float(config['sample_time']) * 1e3:g} ms "
+            f"x {config.get('passes', 1)} pass(es)"
+        )
+    if "ranks" in config:
+        parts.append(f"{config['ranks']} ranks")
+    return "; ".join(parts)
+
+
+def _info(run: Run, measurements: int) -> RunInfo:
+    return RunInfo(
+        run_id=run.id,
+        kind=run.kind,
+        status=run.status,
+        tags=tuple(run.tags or ()),
+        started_at=run.started_at,
+        environment_id=run.environment_id,
+        measurements=measurements,
+        settings=describe_settings(run),
+    )
+
+
+def _point_counts(session: Session, scope: Scope) -> dict[int, int]:
+    stmt = (
+        select(Measurement.run_id, func.count())
+        .join(Run, Measurement.run_id == Run.id)
+        .where(scope.runs())
+        .group_by(Measurement.run_id)
+    )
+    return {int(r): int(n) for r, n in session.execute(stmt)}
+
+
+def _not_taken(run: Run, wanted: Mapping[str, Any]) -> str:
+    """Why ``run`` cannot be compared with a collection of settings ``wanted`` ("" if it can)."""
+    if run.kind != COLLECTION:
+        return f"a {KIND_NAMES.get(run.kind, run.kind)}, not a kernel collection"
+    if run.status != "complete":
+        return f"{run.status}, not complete"
+    differ = settings_difference(wanted, settings(run))
+    return f"collected with other settings: {differ}" if differ else ""
+
+
+def _baseline(
+    newest: Run, older: list[Run], pinned: Run | None, wanted: Mapping[str, Any]
+) -> tuple[Run | None, str]:
+    """The baseline among ``older`` runs (newest first) and why (module docstring)."""
+    if pinned is not None and pinned.id != newest.id and not _not_taken(pinned, wanted):
+        return pinned, "the node class's pinned baseline (benchdb baseline set), same settings"
+    earlier = next((r for r in older if not _not_taken(r, wanted)), None)
+    if earlier is not None:
+        reason = "the newest earlier complete collection with the same settings"
+    else:
+        reason = "no earlier complete kernel collection has the same settings: nothing to compare"
+    if pinned is not None:
+        why = "this collection itself" if pinned.id == newest.id else _not_taken(pinned, wanted)
+        reason += f"; the pinned baseline, run {pinned.id}, is {why}"
+    return earlier, reason
+
+
+def pick_runs(db: Database, machine: str | None = None, host: str | None = None) -> RunPick:
+    """The newest complete kernel collection of a node class (or of ``host``) and its
+    comparable baseline.
+
+    ``left_out`` names the runs newer than the collection and, when the
+    baseline is the newest earlier collection, the runs between the two.
+    ``UserError`` naming the fix when it has no complete kernel collection.
+    """
+    with db.reading() as s:
+        scope = resolve_scope(s, machine, host)
+        runs = measured_runs(s, scope)
+        counts = _point_counts(s, scope)
+        info = {r.id: _info(r, counts.get(r.id, 0)) for r in runs}
+        at = next(
+            (i for i, r in enumerate(runs) if r.kind == COLLECTION and r.status == "complete"), None
+        )
+        if at is None:
+            found = "; ".join(f"{i.label}: {i.settings}, {i.status}" for i in info.values())
+            raise UserError(
+                f"{scope.label} has no complete kernel collection "
+                f"({found or 'no measured run'}); run `benchdb collect` first"
+            )
+        newest, older = runs[at], runs[at + 1 :]
+        wanted = settings(newest)
+        pinned_row = s.get(Baseline, scope.node_class_id)
+        pinned = s.get(Run, pinned_row.run_id) if pinned_row else None
+        baseline, reason = _baseline(newest, older, pinned, wanted)
+        skipped = runs[:at]
+        if baseline is not None and (pinned is None or baseline.id != pinned.id):
+            skipped += older[: older.index(baseline)]
+        return RunPick(
+            scope=scope,
+            collection=info[newest.id],
+            baseline=info[baseline.id] if baseline is not None else None,
+            reason=reason,
+            left_out=tuple(LeftOut(info[r.id], _not_taken(r, wanted)) for r in skipped),
+        )

@@ -1,0 +1,93 @@
+"""The batch script of a benchdb Slurm job, as a typed value rendered to text.
+
+A job is the allocation (``#SBATCH`` lines) and one ``srun`` step.  The step
+runs benchdb with the absolute path of the Python that submitted it, so the
+nodes run the same installation (a virtual environment on a shared file
+system, as clusters provide).  Arguments are shell-quoted, so a database URL
+or a shape list reaches the nodes unchanged.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """What ``sbatch`` is asked for; ``None`` leaves the cluster's default."""
+
+    nodes: int
+    ntasks_per_node: int = 1
+    partition: str | None = None
+    time: str | None = None
+    account: str | None = None
+    extra: tuple[str, ...] = ()  # further sbatch options, verbatim, after benchdb's own
+
+    def directives(self, job_name: str, output: str) -> list[str]:
+        opts = [f"--job-name={job_name}", f"--nodes={self.nodes}"]
+        opts.append(f"--ntasks-per-node={self.ntasks_per_node}")
+        for name, value in (
+            ("partition", self.partition),
+            ("time", self.time),
+            ("account", self.account),
+        ):
+            if value is not None:
+                opts.append(f"--{name}={value}")
+        opts.append(f"--output={output}")
+        return [f"#SBATCH {shlex.quote(o)}" for o in [*opts, *self.extra]]
+
+
+@dataclass(frozen=True)
+class BatchScript:
+    """One job: its allocation and the ``srun`` step that runs benchdb on the nodes."""
+
+    job_name: str
+    allocation: Allocation
+    step: tuple[str, ...]  # the full srun command line
+    output: str  # the job's stdout and stderr (sbatch --output pattern, %j = job id)
+
+    def render(self) -> str:
+        return "\n".join(
+            [
+                "#!/bin/bash",
+                *self.allocation.directives(self.job_name, self.output),
+                "set -euo pipefail",
+                'echo "benchdb job $SLURM_JOB_ID on $SLURM_JOB_NODELIST"',
+                shlex.join(self.step),
+                "",
+            ]
+        )
+
+
+def python_command(module: str, args: Sequence[str]) -> list[str]:
+    """``<this Python> -m <module> ARGS``: the nodes run this installation of benchdb."""
+    return [sys.executable, "-m", module, *args]
+
+
+def collect_script(
+    allocation: Allocation, db_url: str, collect_args: Sequence[str], output: str
+) -> BatchScript:
+    """Every node runs ``benchdb collect`` once (one task per node) into ``db_url``."""
+    n = allocation.nodes
+    step = [
+        "srun", "--label", f"--nodes={n}", f"--ntasks={n}", "--ntasks-per-node=1",
+        *python_command("benchdb", ["collect", "--db", db_url, *collect_args]),
+    ]  # fmt: skip
+    return BatchScript("benchdb-collect", allocation, tuple(step), output)
+
+
+def comm_script(
+    allocation: Allocation, db_url: str, module_args: Sequence[str], output: str, mpi: str
+) -> BatchScript:
+    """One MPI job over every allocated task runs the communication benchmarks.
+
+    ``mpi`` is srun's PMI plugin; the mpich wheel's library speaks ``pmi2``.
+    """
+    step = [
+        "srun", f"--mpi={mpi}",
+        *python_command("benchdb.collectors.mpi", ["--db", db_url, *module_args]),
+    ]  # fmt: skip
+    return BatchScript("benchdb-comm", allocation, tuple(step), output)

@@ -1,0 +1,235 @@
+"""How well does ``benchdb predict`` answer at shapes the sweep never measured, against the floor?
+
+Issue 24, item 3.  In a scratch directory:
+
+1. the sweep ``benchdb collect --kernels FAMILY`` would run (``--quick``: the quick
+   one) into ``sweep.sqlite``, through :func:`benchdb.collectors.sweep.run_sweep`;
+2. the held-out shapes (default the twelve odd shapes of issue 24; none of them
+   may be in the sweep) into ``heldout.sqlite``, by the same collector, in two
+   passes *interleaved*: each shape is measured again right after the next
+   shape's first measurement (A1 B1 A2 C1 B2 ..., :meth:`SweepPlan.schedule`),
+   so that a slow spell of the host falls on a shape and on its repeat alike;
+3. every held-out shape predicted from the sweep alone by ``benchdb predict``'s
+   Python API (its whole answer path: same-row blocks, row-length correction,
+   curve), each method given.
+
+With ``a`` the first pass's median time and ``b`` the repeat's, it prints per
+method the median, p90 and max of |predicted / a - 1| over shapes x kernels,
+beside the *floor* |b / a - 1| of the same points, and the ratios error / floor
+(median by median, p90 by p90, as :class:`benchdb.predict.noise.AgainstNoise`);
+then per kernel the medians, and which layer answered how many points.
+
+    python benchmarks/heldout.py [--quick] [--family shallow] [--shapes 37x611,...]
+        [--methods pchip,linear,logcurve] [--workdir DIR] [--detail]
+
+Bad input (an unknown family, kernel or method, a malformed shape, a shape the
+sweep measures itself, a workdir that already holds the databases) is refused
+in one line, exit status 2, before anything is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+from benchdb.collectors.plan import SweepPlan, build_plan, select_benchmarks
+from benchdb.collectors.sweep import detect_context, run_sweep, verify_plan
+from benchdb.kernels.catalog import SHALLOW_LOOPS
+from heldout_common import Stats, pass_times
+
+from benchdb.db.engine import open_database
+from benchdb.errors import UserError
+from benchdb.machine import detect_machine
+from benchdb.predict.api import predict
+from benchdb.predict.methods import get_method
+from benchdb.predict.noise import AgainstNoise, NoiseBasis, RepeatNoise
+from benchdb.query import parse_shape, shape_key
+
+ISSUE_SHAPES = (
+    "37x611,611x37,150x700,333x333,1000x17,90x90,250x1200,1500x400,45x45,700x700,2000x300,123x456"
+)
+LOOPS = {"shallow": tuple(f"shallow.{loop}" for loop in SHALLOW_LOOPS)}
+"""The kernels checked by default where a family has more: shallow's ten update loops of
+paper 003 Table I (not the copies, the halo update or the whole step)."""
+DATABASES = ("sweep.sqlite", "heldout.sqlite")
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Everything checked before anything is written."""
+
+    work: Path
+    sweep: SweepPlan
+    heldout: SweepPlan
+    shapes: tuple[tuple[int, ...], ...]
+    kernels: tuple[str, ...]
+    methods: tuple[str, ...]
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--family", default="shallow", help="kernel family to sweep (shallow)")
+    parser.add_argument("--shapes", default=ISSUE_SHAPES, help="held-out shapes, comma-separated")
+    parser.add_argument("--kernels", help="kernels to check (default: the family's loops)")
+    parser.add_argument("--methods", default="pchip,linear,logcurve", help="prediction methods")
+    parser.add_argument("--quick", action="store_true", help="the quick sweep and sample time")
+    parser.add_argument("--workdir", type=Path, help="a new directory (default: a temp dir)")
+    parser.add_argument("--detail", action="store_true", help="also the errors per shape")
+    return parser.parse_args(argv)
+
+
+def check(args: argparse.Namespace) -> Setup:
+    """The plans and choices of ``args``; UserError naming the fix on bad input."""
+    benches = select_benchmarks([args.family])
+    kernel_names = [k.name for b in benches for k in b.kernels]
+    if args.kernels:
+        kernels = tuple(args.kernels.split(","))
+        unknown = [k for k in kernels if k not in kernel_names]
+        if unknown:
+            raise UserError(
+                f"--kernels {','.join(unknown)}: not in {args.family}; use {','.join(kernel_names)}"
+            )
+    else:
+        kernels = LOOPS.get(args.family, tuple(kernel_names))
+    methods = tuple(args.methods.split(","))
+    for m in methods:
+        get_method(m)
+    ndim = benches[0].geometry.ndim
+    shapes = tuple(parse_shape(s, ndim) for s in args.shapes.split(",") if s.strip())
+    if not shapes:
+        raise UserError("--shapes is empty; write e.g. --shapes 37x611,333x333")
+    machine = detect_machine()
+    sweep = build_plan(machine, kernels=[args.family], quick=args.quick)
+    swept = {shape_key(p.shape) for p in sweep.points}
+    inside = [shape_key(s) for s in shapes if shape_key(s) in swept]
+    if inside:
+        raise UserError(
+            f"--shapes {','.join(inside)}: the sweep measures these itself; held-out shapes "
+            "must not be in it"
+        )
+    heldout = build_plan(
+        machine,
+        kernels=[args.family],
+        sizes_spec=",".join(map(shape_key, shapes)),
+        quick=args.quick,
+        passes=2,
+    )
+    work = (args.workdir or Path(tempfile.gettempdir()) / f"heldout-{time.time_ns()}").resolve()
+    taken = [name for name in DATABASES if (work / name).exists()]
+    if taken:
+        raise UserError(f"--workdir {work} already holds {', '.join(taken)}; give a new directory")
+    return Setup(work, sweep, replace(heldout, interleaved=True), shapes, kernels, methods)
+
+
+def collect(setup: Setup) -> dict[str, str]:
+    """Run both sweeps; the databases' URLs by name."""
+    verify_plan(setup.sweep)
+    context = detect_context()
+    setup.work.mkdir(parents=True, exist_ok=True)
+    urls = {name: f"sqlite:///{setup.work / name}" for name in DATABASES}
+    for name, plan in zip(DATABASES, (setup.sweep, setup.heldout), strict=True):
+        db = open_database(urls[name])
+        try:
+            t0 = time.monotonic()
+            result = run_sweep(db, plan, context=context, verified=True)
+        finally:
+            db.close()
+        print(
+            f"  {name}: {len(plan.points)} points x {plan.passes} pass(es), "
+            f"{result.status}, {time.monotonic() - t0:.0f} s",
+            flush=True,
+        )
+    return urls
+
+
+def _pct(v: float) -> str:
+    return f"{100 * v:.1f} %" if np.isfinite(v) else "-"
+
+
+def _ratio(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
+def row(what: str, errors: np.ndarray, floor: np.ndarray | None) -> str:
+    """A markdown table row: n, median, p90, max of |errors|, and the ratios to ``floor``."""
+    s = Stats.of(errors)
+    ratio_med = ratio_p90 = None
+    if floor is not None:
+        ok = np.isfinite(errors) & np.isfinite(floor)
+        noise = [RepeatNoise(abs(f), NoiseBasis.PASSES, 2) for f in floor[ok]]
+        against = AgainstNoise.of(list(100 * errors[ok]), noise)
+        ratio_med, ratio_p90 = against.ratio_median, against.ratio_p90
+    return (
+        f"| {what} | {s.n} | {_pct(s.median)} | {_pct(s.p90)} | {_pct(s.max)} | "
+        f"{_ratio(ratio_med)} | {_ratio(ratio_p90)} |"
+    )
+
+
+def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
+    """Predict every held-out point from the sweep and print the tables."""
+    db = open_database(urls["sweep.sqlite"], create=False)
+    errors: dict[str, dict[str, np.ndarray]] = {m: {} for m in setup.methods}
+    layers: dict[str, dict[str, int]] = {m: {} for m in setup.methods}
+    floor: dict[str, np.ndarray] = {}
+    try:
+        for kernel in setup.kernels:
+            a, b = pass_times(urls["heldout.sqlite"], kernel, setup.shapes)
+            floor[kernel] = b / a - 1
+            for method in setup.methods:
+                frame = predict(db, kernel, setup.shapes, method=method)
+                errors[method][kernel] = frame["time_s"].to_numpy() / a - 1
+                for layer in frame["layer"]:
+                    layers[method][layer] = layers[method].get(layer, 0) + 1
+    finally:
+        db.close()
+    all_floor = np.concatenate(list(floor.values()))
+    head = "| {} | n | median | p90 | max | / floor median | / floor p90 |\n" + "|---" * 7 + "|"
+    print(head.format("what"))
+    for method in setup.methods:
+        print(
+            row(f"prediction, `{method}`", np.concatenate(list(errors[method].values())), all_floor)
+        )
+    print(row("floor: the same points measured again", all_floor, None))
+    print()
+    print(head.format("kernel"))
+    for kernel in setup.kernels:
+        for method in setup.methods:
+            print(row(f"{kernel} `{method}`", errors[method][kernel], floor[kernel]))
+        print(row(f"{kernel} floor", floor[kernel], None))
+    print()
+    for method in setup.methods:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(layers[method].items()))
+        print(f"answered by ({method}): {counts}")
+    if detail:
+        first = setup.methods[0]
+        print(f"\nper shape, median over the kernels: |{first} error|, |floor|")
+        err = np.abs(np.array([errors[first][k] for k in setup.kernels]))
+        flo = np.abs(np.array([floor[k] for k in setup.kernels]))
+        for i, shape in enumerate(setup.shapes):
+            e, f = np.nanmedian(err[:, i]), np.nanmedian(flo[:, i])
+            print(f"  {shape_key(shape):>10s}  {_pct(e):>7s}  {_pct(f):>7s}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        setup = check(args)
+    except UserError as exc:
+        print(f"heldout.py: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"workdir {setup.work}")
+    print(f"held-out shapes ({len(setup.shapes)}): {','.join(map(shape_key, setup.shapes))}")
+    t0 = time.monotonic()
+    urls = collect(setup)
+    print(f"collected in {time.monotonic() - t0:.0f} s\n", flush=True)
+    report(setup, urls, args.detail)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

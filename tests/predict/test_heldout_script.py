@@ -1,0 +1,53 @@
+"""benchmarks/heldout.py refuses bad input in one line, exit 2, before writing anything."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+from benchdb.collectors.plan import build_plan
+
+from benchdb.machine import detect_machine
+from benchdb.query import shape_key
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.fixture
+def heldout(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    return importlib.import_module("heldout")
+
+
+def swept_shape() -> str:
+    plan = build_plan(detect_machine(), kernels=["shallow"], quick=True)
+    return shape_key(plan.points[len(plan.points) // 2].shape)
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--shapes", "37x"], "is not like 600x400"),
+        (["--shapes", "37x611x3"], "has 3 extent(s)"),
+        (["--shapes", ","], "--shapes is empty"),
+        (["--methods", "cubic"], "unknown method 'cubic'"),
+        (["--kernels", "shallow.nope"], "--kernels shallow.nope: not in shallow"),
+        (["--family", "nope"], "unknown kernel 'nope'"),
+        (["--quick", "--shapes", "SWEPT"], "the sweep measures these itself"),
+    ],
+)
+def test_bad_input_one_line_exit_2_nothing_written(heldout, tmp_path, capsys, args, says) -> None:
+    work = tmp_path / "work"
+    args = [swept_shape() if a == "SWEPT" else a for a in args]
+    assert heldout.main(["--workdir", str(work), *args]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and len(out.err.strip().splitlines()) == 1 and says in out.err
+    assert not work.exists()
+
+
+def test_a_workdir_holding_the_databases_is_refused(heldout, tmp_path, capsys) -> None:
+    (tmp_path / "sweep.sqlite").write_bytes(b"")
+    assert heldout.main(["--workdir", str(tmp_path), "--quick"]) == 2
+    assert "already holds sweep.sqlite" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sweep.sqlite"]

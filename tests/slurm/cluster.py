@@ -1,0 +1,65 @@
+"""A real Slurm cluster for the tests: found through ``sinfo``, or the test is skipped --
+unless ``BENCHDB_REQUIRE_SLURM=1`` (CI, which starts scripts/slurm-local-cluster.sh), where
+it fails.  Jobs are submitted through ``benchdb slurm`` and waited for with ``scontrol``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.needs import missing
+
+SWITCH = "BENCHDB_REQUIRE_SLURM"
+FINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED"}
+HANG_GUARD_S = 600  # a job that never ends is a broken cluster, not a slow machine
+
+
+def require_nodes(count: int) -> None:
+    """Skip (or, with the switch, fail) unless ``count`` nodes are up."""
+    if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
+        missing("no Slurm here (sinfo/sbatch not on PATH)", SWITCH)
+    proc = subprocess.run(
+        ["sinfo", "-h", "-N", "-t", "idle,mixed,allocated", "-o", "%N"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    nodes = set(proc.stdout.split())
+    if proc.returncode != 0 or len(nodes) < count:
+        missing(f"Slurm has {len(nodes)} usable node(s), the test needs {count}", SWITCH)
+
+
+def submit(*args: str, cwd: Path) -> dict:
+    """``benchdb slurm ARGS --json`` in ``cwd``: the job id, script and output file."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchdb", "slurm", *args, "--json"],
+        capture_output=True, text=True, cwd=cwd, timeout=120,
+        env={k: v for k, v in os.environ.items() if k != "BENCHDB_URL"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert isinstance(out["job_id"], int)
+    return out
+
+
+def state(job_id: int) -> str:
+    proc = subprocess.run(
+        ["scontrol", "show", "job", "-o", str(job_id)], capture_output=True, text=True, timeout=60
+    )
+    fields = dict(f.split("=", 1) for f in proc.stdout.split() if "=" in f)
+    return fields.get("JobState", "UNKNOWN")
+
+
+def wait(job_id: int) -> str:
+    """The job's final state."""
+    deadline = time.monotonic() + HANG_GUARD_S
+    while time.monotonic() < deadline:
+        s = state(job_id)
+        if s in FINAL:
+            return s
+        time.sleep(1)
+    subprocess.run(["scancel", str(job_id)], check=False)
+    raise AssertionError(f"job {job_id} did not end within {HANG_GUARD_S} s")

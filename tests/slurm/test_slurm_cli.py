@@ -1,0 +1,95 @@
+"""``benchdb slurm``: the batch scripts it writes, and bad input refused before anything is
+written or submitted (one line, exit 2).  None of these needs a cluster; the cases that ask
+the cluster (an unknown partition, real jobs) are in test_cluster.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.clihelpers import assert_user_error
+
+PG = "postgresql+psycopg://user@dbhost/benchdb"
+
+
+def slurm(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``python -m benchdb slurm ARGS`` in ``cwd`` (where a job's output file would go)."""
+    full = {k: v for k, v in os.environ.items() if k != "BENCHDB_URL"}
+    full.update({"COLUMNS": "200", **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "benchdb", "slurm", *args],
+        capture_output=True, text=True, env=full, cwd=cwd, timeout=120,
+    )  # fmt: skip
+
+
+def test_collect_dry_run_prints_the_script_and_writes_nothing(tmp_path: Path) -> None:
+    proc = slurm(
+        "collect", "--nodes", "2", "-p", "debug", "-t", "10:00", "-A", "proj",
+        "--sbatch-arg=--exclusive", "--db", PG, "--quick", "--kernels", "stream.triad",
+        "--dry-run", cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "#!/bin/bash"
+    for directive in ["--nodes=2", "--ntasks-per-node=1", "--partition=debug", "--time=10:00",
+                      "--account=proj", f"--output={tmp_path}/benchdb-collect-%j.out"]:  # fmt: skip
+        assert f"#SBATCH {directive}" in lines
+    assert lines.index("#SBATCH --exclusive") > lines.index("#SBATCH --nodes=2")  # last: wins
+    (step,) = [ln for ln in lines if ln.startswith("srun ")]
+    assert "--ntasks-per-node=1" in step and f"{sys.executable} -m benchdb collect" in step
+    assert step.endswith(f"--db {PG} --quick --kernels stream.triad")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_comm_dry_run_runs_the_collector_module_under_srun_pmi2(tmp_path: Path) -> None:
+    proc = slurm(
+        "comm", "--nodes", "2", "--ntasks-per-node", "2", "--quick", "--benchmarks",
+        "pingpong,pairs", "--db", PG, "--dry-run", "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["job_id"] is None
+    (step,) = [ln for ln in out["script"].splitlines() if ln.startswith("srun ")]
+    assert step.startswith(f"srun --mpi=pmi2 {sys.executable} -m benchdb.collectors.mpi --db {PG}")
+    assert "--benchmarks pingpong,pairs --max-bytes 65536 --samples 5" in step
+    assert list(tmp_path.iterdir()) == []
+
+
+NO_SLURM_PATH = str(Path(sys.executable).parent)  # this Python's folder only: no sbatch, no sinfo
+
+
+BAD = [
+    (["collect", "--nodes", "0", "--db", PG], "--nodes 0"),
+    (["comm", "--nodes", "0", "--db", PG], "--nodes 0"),
+    (["collect", "--nodes", "2", "--ntasks-per-node", "0", "--db", PG], "--ntasks-per-node 0"),
+    (["collect", "--nodes", "2", "--db", "sqlite:///{tmp}/b.sqlite"], "SQLite file"),
+    (["comm", "--nodes", "2", "--db", "sqlite:///{tmp}/b.sqlite"], "SQLite file"),
+    (["collect", "--nodes", "2"], "SQLite file"),  # the default database is an SQLite file
+    (["collect", "--nodes", "2", "--db", PG, "--bogus"], "No such option: --bogus"),
+    (["collect", "--nodes", "2", "--db", PG, "--samples", "x"], "Invalid value for '--samples'"),
+    (["collect", "--nodes", "2", "--db", PG, "--resume", "3"], "--resume continues a run"),
+    (["comm", "--nodes", "2", "--db", PG, "--decomp", "3x1"], "--decomp 3x1 has 3 ranks"),
+    (["comm", "--nodes", "1", "--db", "sqlite:///{tmp}/b.sqlite"], "at least 2 ranks"),
+    (["comm", "--nodes", "2", "--db", PG, "--benchmarks", "nope"], "unknown benchmark"),
+    (["collect", "--nodes", "1", "--db", "sqlite:///{tmp}/b.sqlite"], "no `sbatch` on PATH"),
+    (["comm", "--nodes", "2", "--db", PG], "no `sbatch` on PATH"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "needle"), BAD, ids=[" ".join(a[:3]) + f" {n}" for a, n in BAD])
+def test_bad_input_is_one_line_exit_2_nothing_written(
+    args: list[str], needle: str, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    env = {"PATH": NO_SLURM_PATH, "XDG_DATA_HOME": str(tmp_path / "data")}
+    proc = slurm(*args, cwd=work, env=env)
+    assert_user_error(proc, needle)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["work"]  # no database, no data dir
+    assert list(work.iterdir()) == []  # no script, no job output

@@ -13,12 +13,17 @@ broken reference before the commit, and enforcement is back on afterwards.
 
 Many processes may open one new database at once (every node of a batch job
 starting ``benchdb collect``).  Each must find the schema either absent or
-complete, never half made, so the migrations run one process at a time: on
-SQLite the transaction begins ``IMMEDIATE`` (benchdb's writing engine), on
-PostgreSQL it first takes a transaction-level advisory lock on the schema
-(:func:`_serialize`).  alembic reads the stamped revision only after that,
-inside the same transaction, so a process that waited finds the schema at
-head and has nothing to do.
+complete, never half made, so the migrations run one process at a time and
+all in one transaction.  alembic commits after each migration on a backend it
+takes for non-transactional (SQLite among them), which released the lock
+between revisions and let a waiting process, holding the revision it had read
+before, run one again ("table baseline_change already exists"); SQLite does run
+DDL inside a transaction, so ``transactional_ddl`` is set and there is one
+commit at the end.  On SQLite that transaction begins ``IMMEDIATE`` (benchdb's
+writing engine); on PostgreSQL it first takes a transaction-level advisory lock
+on the schema (:func:`_serialize`).  alembic reads the stamped revision only
+after that, inside the same transaction, so a process that waited finds the
+schema at head and has nothing to do.
 """
 
 import hashlib
@@ -66,6 +71,7 @@ def run_migrations_online() -> None:
                 connection=connection,
                 target_metadata=target_metadata,
                 render_as_batch=sqlite,
+                transactional_ddl=True,
             )
             with context.begin_transaction():
                 if connection.dialect.name == "postgresql":

@@ -64,6 +64,7 @@ def print_comparison(result: RunComparison, show_all: bool) -> None:
         )
     else:
         console.print("environment: identical")
+    console.print(result.scatter_note)
     kernels = result.kernels.to_dict(orient="records")
     changed = any(k["version_change"] for k in kernels)
     if not show_all:

@@ -137,4 +137,5 @@ def comparison_markdown(result: RunComparison) -> str:
         ]
     if slower and not result.environment_diff:
         lines += ["", "Same environment (versions, settings) in both runs."]
+    lines += ["", result.scatter_note[0].upper() + result.scatter_note[1:] + "."]
     return "\n".join(lines) + "\n"

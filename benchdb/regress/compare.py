@@ -62,6 +62,7 @@ from .ab import DEFAULT_ALPHA, DEFAULT_THRESHOLD, VERDICTS, compare_samples
 from .describe import machine_summary, run_summary
 from .envdiff import environment_diff
 from .hierarchical import kernel_change
+from .replicates import RunScatter, charge, replicate_runs, run_scatter
 from .runref import resolve_runs
 
 POINT_KEY = ["kernel", "shape_key", "threads", "precision", "context"]
@@ -90,6 +91,8 @@ KERNEL_COLUMNS = [
     "ci_low",
     "ci_high",
     "threshold",
+    "run_scatter",
+    "scatter_pairs",
     "verdict",
     "version_change",
 ]
@@ -127,17 +130,25 @@ def band_verdict(ratio: float, low: float, high: float, threshold: float) -> str
 
 
 def kernel_verdicts(
-    results: pd.DataFrame, samples: Mapping[tuple, tuple[Any, Any]], alpha: float
+    results: pd.DataFrame,
+    samples: Mapping[tuple, tuple[Any, Any]],
+    alpha: float,
+    scatter: Mapping[tuple, RunScatter] | None = None,
 ) -> pd.DataFrame:
     """One row per kernel configuration: point counts, median ratio, interval and verdict.
 
-    ``samples`` maps each point key (:data:`POINT_KEY`) to its (baseline, contender) samples.
+    ``samples`` maps each point key (:data:`POINT_KEY`) to its (baseline, contender) samples;
+    ``scatter`` a kernel key to its run-to-run scatter (:mod:`.replicates`), which widens the
+    kernel's interval (:func:`.replicates.charge`).
     """
     rows = []
     for key, group in results.groupby(KERNEL_KEY, sort=True):
         counts = group["verdict"].value_counts()
         pairs = [samples[k] for k in group[POINT_KEY].itertuples(index=False, name=None)]
+        drift = (scatter or {}).get(key)
         change = kernel_change(pairs, 1 - alpha)
+        if drift is not None:
+            change = charge(change, drift, alpha)
         threshold = float(group["threshold"].iloc[0])
         rows.append(
             {
@@ -150,6 +161,8 @@ def kernel_verdicts(
                 "ci_low": change.ci_low,
                 "ci_high": change.ci_high,
                 "threshold": threshold,
+                "run_scatter": float(np.expm1(drift.log_rms)) if drift else float("nan"),
+                "scatter_pairs": drift.pairs if drift else 0,
                 "verdict": band_verdict(change.ratio, change.ci_low, change.ci_high, threshold),
                 "version_change": ", ".join(sorted(set(group["version_change"]) - {""})),
             }
@@ -177,6 +190,24 @@ class RunComparison:
     environment_diff: list[dict[str, Any]] = field(default_factory=list)
     only_baseline: int = 0
     only_contender: int = 0
+    replicates: tuple[int, ...] = ()
+    """The baseline's replicate runs whose scatter was charged (:mod:`.replicates`)."""
+
+    @property
+    def scatter_note(self) -> str:
+        """One sentence on the run-to-run scatter charged, or why none was."""
+        if not self.replicates:
+            return (
+                "run-to-run scatter: not measured (no two runs of the baseline's settings and "
+                "environment besides the contender); collect the baseline again to measure it"
+            )
+        scatter = self.kernels["run_scatter"].dropna()
+        runs = ", ".join(map(str, self.replicates))
+        return (
+            f"run-to-run scatter of unchanged code: {scatter.min():.1%}..{scatter.max():.1%} "
+            f"(RMS over the baseline's replicate runs {runs}), charged to "
+            f"{len(scatter)} kernel interval(s)"
+        )
 
     @property
     def regressions(self) -> pd.DataFrame:
@@ -220,6 +251,7 @@ class RunComparison:
             "only_in_baseline": self.only_baseline,
             "only_in_contender": self.only_contender,
             "environment_diff": self.environment_diff,
+            "replicate_runs": list(self.replicates),
             "kernels": self.kernels.to_dict(orient="records"),
             "results": self.results.to_dict(orient="records"),
         }
@@ -245,12 +277,15 @@ def compare_runs(
     machine: str | None = None,
     host: str | None = None,
     per_point: bool = False,
+    replicates: bool = True,
     track: Callable[..., Iterable[Any]] = _identity,
 ) -> RunComparison:
     """Compare two runs named as in :mod:`.runref`; ``UserError`` when they are not comparable.
 
     ``kernel_thresholds`` maps kernel names or patterns to their own thresholds
-    (fractions, like ``threshold``).  ``track`` wraps the loop over points (e.g.
+    (fractions, like ``threshold``).  ``replicates=False`` leaves the run-to-run scatter
+    of the baseline's replicates (:mod:`.replicates`) out of the kernels' intervals.
+    ``track`` wraps the loop over points (e.g.
     ``rich.progress.track``).
     """
     check_threshold(threshold, "threshold")
@@ -275,6 +310,7 @@ def compare_runs(
         info_base, info_cont = run_summary(base), run_summary(cont)
         described = machine_summary(base.machine)
         env = environment_diff(base.environment, cont.environment)
+        history = replicate_runs(s, base, cont) if replicates else []
     frame = measurements_frame(db, run_ids=[base.id, cont.id], valid_only=True)
     a = frame[frame["run_id"] == base.id].set_index(POINT_KEY)
     b = frame[frame["run_id"] == cont.id].set_index(POINT_KEY)
@@ -308,6 +344,8 @@ def compare_runs(
                 "version_change": version_change(pa["kernel_version"], pb["kernel_version"]),
             }
         )
+    versions = dict(zip(a.index.get_level_values("kernel"), a["kernel_version"], strict=True))
+    scatter = run_scatter(db, history, versions)
     results = pd.DataFrame(rows, columns=RESULT_COLUMNS).sort_values(
         ["kernel", "threads", "precision", "context", "footprint_bytes"], ignore_index=True
     )
@@ -318,10 +356,11 @@ def compare_runs(
         threshold=threshold,
         alpha=alpha,
         results=results,
-        kernels=kernel_verdicts(results, samples, alpha),
+        kernels=kernel_verdicts(results, samples, alpha, scatter),
         per_point=per_point,
         kernel_thresholds=per_kernel,
         environment_diff=env,
         only_baseline=len(a.index.difference(b.index)),
         only_contender=len(b.index.difference(a.index)),
+        replicates=tuple(history) if scatter else (),
     )

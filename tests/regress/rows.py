@@ -103,8 +103,10 @@ class RealRuns:
         self.db, self.sample_time, self.samples = db, sample_time, samples
         self.rng = np.random.default_rng(23)
 
-    def start(self, tag: str) -> int:
-        return start_run(self.db, kind="kernels", config={}, tags=[tag]).id
+    def start(self, tag: str, config: Mapping[str, Any] | None = None) -> int:
+        """A kernel collection; ``config`` its settings (runs of other settings are no
+        replicates of each other, :mod:`benchdb.regress.replicates`)."""
+        return start_run(self.db, kind="kernels", config=dict(config or {}), tags=[tag]).id
 
     def finish(self, run_id: int) -> None:
         finish_run(self.db, run_id, "complete")

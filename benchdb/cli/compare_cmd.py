@@ -223,6 +223,10 @@ def compare(
     evidence.  The kernel is SLOWER (FASTER) when its interval excludes no
     change and its median change exceeds the threshold, UNCHANGED when the
     whole interval lies within the threshold, NOISY otherwise.
+    Two runs taken one after the other also differ by the host's drift:
+    where the database holds other runs of the baseline's settings,
+    environment and kernel versions (its replicates: collect the baseline
+    twice), the scatter between them widens each kernel's interval.
     The environment differences of the two runs are listed: they are usually
     the cause.  Only runs of the same node class are compared (the same
     hardware: any of its hosts, before or after an OS update).  latest,

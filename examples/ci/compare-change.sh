@@ -19,6 +19,9 @@
 #   BENCHDB_INSTALL  how to install the project's kernels in the current checkout
 #                    (default: "python -m pip install --quiet ."; empty: nothing to
 #                    install, e.g. a program that --program builds itself)
+#   BENCHDB_BASE_RUNS  collections of the base (default 2): compare charges the
+#                    scatter between them, the runner's own drift, to every
+#                    kernel's interval (1: the two runs alone decide)
 #
 # Exit status: that of `benchdb compare`: 0 no regression, 1 a kernel got slower,
 # 2 bad input (a bad config file, no common point); anything else: a step failed.
@@ -34,19 +37,27 @@ comment=$(realpath -m "${3:-benchdb-comment.md}")
 : "${BENCHDB_URL:=sqlite:///$(mktemp -d)/benchdb.sqlite}"
 : "${BENCHDB_COLLECT:=--quick}"
 install=${BENCHDB_INSTALL-python -m pip install --quiet .}
+base_runs=${BENCHDB_BASE_RUNS:-2}
 export BENCHDB_URL
 
-for side in base change; do
-  dir=$base
-  [ "$side" = change ] && dir=$change
-  echo "== $side: $dir" >&2
+collect() {  # DIR TAG...: install the kernels of checkout DIR, collect once per TAG
+  local dir=$1
+  shift
   (
     cd "$dir"
     if [ -n "$install" ]; then eval "$install"; fi
-    # shellcheck disable=SC2086  # BENCHDB_COLLECT is a list of options
-    benchdb collect $BENCHDB_COLLECT --tag "$side" --quiet
+    for tag in "$@"; do
+      echo "== $tag: $dir" >&2
+      # shellcheck disable=SC2086  # BENCHDB_COLLECT is a list of options
+      benchdb collect $BENCHDB_COLLECT --tag "$tag" --quiet
+    done
   )
-done
+}
+
+replicates=()
+for ((i = 1; i < base_runs; i++)); do replicates+=("base-replicate-$i"); done
+collect "$base" "${replicates[@]}" base  # the base last: the newest of its replicates
+collect "$change" change
 
 cd "$change"
 status=0

@@ -3,7 +3,9 @@
 Collects the same small sweep ``--runs`` times in a row (real kernels, real
 timings, the collectors' own sweep engine) into a scratch database, then
 compares each run with the next: nothing changed between them, so every
-``slower`` verdict is a false positive.  Prints, per comparison, the slower
+``slower`` verdict is a false positive.  The earlier runs are the baseline's
+replicates, whose scatter ``compare`` charges (benchdb/regress/replicates.py);
+each comparison is also judged from its two runs alone.  Prints, per comparison, the slower
 kernels (what fails CI) and the slower points (``--per-point``), then the
 totals and the spread of the points' ratios (the machine's run-to-run noise).
 
@@ -48,9 +50,15 @@ def main() -> None:
         runs.append(result.run_id)
         print(f"run {result.run_id} collected in {time.monotonic() - t0:.1f} s")
     kernel_fp = point_fp = points = kernels = failing = faster = 0
+    plain_fp = plain_failing = plain_faster = 0
     ratios = []
     for a, b in itertools.pairwise(runs):
         c = compare_runs(db, str(a), str(b), threshold=args.threshold)
+        plain = compare_runs(db, str(a), str(b), threshold=args.threshold, replicates=False)
+        plain_slower = int((plain.kernels["verdict"] == "slower").sum())
+        plain_fp += plain_slower
+        plain_failing += bool(plain_slower)
+        plain_faster += int((plain.kernels["verdict"] == "faster").sum())
         slower_k = sorted(set(c.kernels.loc[c.kernels["verdict"] == "slower", "kernel"]))
         slower_p = c.results[c.results["verdict"] == "slower"]
         faster += int((c.kernels["verdict"] == "faster").sum())
@@ -62,7 +70,9 @@ def main() -> None:
         ratios.extend(c.results["ratio"])
         print(
             f"compare {a} {b}: kernels {c.kernel_counts}; slower kernels {slower_k or '-'}; "
-            f"slower points {len(slower_p)} of {len(c.results)}"
+            f"slower points {len(slower_p)} of {len(c.results)}; "
+            f"replicates charged {list(c.replicates) or '-'}; two runs only: "
+            f"{plain_slower} slower"
         )
     logs = np.log(ratios)
     print(
@@ -70,6 +80,11 @@ def main() -> None:
         f"{kernel_fp} false kernel regressions (of {kernels} kernel verdicts), "
         f"{failing} comparisons exiting 1, {faster} kernels called faster; "
         f"{point_fp} false point regressions (of {points} points, --per-point)"
+    )
+    print(
+        f"the same comparisons from the two runs alone (no replicates' scatter): {plain_fp} "
+        f"false kernel regressions, {plain_failing} comparisons exiting 1, "
+        f"{plain_faster} kernels called faster"
     )
     print(
         f"point ratios: median {np.exp(np.median(logs)):.3f}, 5-95% "

@@ -226,7 +226,7 @@ def compare(
     Two runs taken one after the other also differ by the host's drift:
     where the database holds other runs of the baseline's settings,
     environment and kernel versions (its replicates: collect the baseline
-    twice), the scatter between them widens each kernel's interval.
+    three times), the scatter between them widens each kernel's interval.
     The environment differences of the two runs are listed: they are usually
     the cause.  Only runs of the same node class are compared (the same
     hardware: any of its hosts, before or after an OS update).  latest,

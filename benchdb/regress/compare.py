@@ -62,7 +62,7 @@ from .ab import DEFAULT_ALPHA, DEFAULT_THRESHOLD, VERDICTS, compare_samples
 from .describe import machine_summary, run_summary
 from .envdiff import environment_diff
 from .hierarchical import kernel_change
-from .replicates import RunScatter, charge, replicate_runs, run_scatter
+from .replicates import MIN_PAIRS, RunScatter, charge, replicate_runs, run_scatter
 from .runref import resolve_runs
 
 POINT_KEY = ["kernel", "shape_key", "threads", "precision", "context"]
@@ -198,8 +198,9 @@ class RunComparison:
         """One sentence on the run-to-run scatter charged, or why none was."""
         if not self.replicates:
             return (
-                "run-to-run scatter: not measured (no two runs of the baseline's settings and "
-                "environment besides the contender); collect the baseline again to measure it"
+                f"run-to-run scatter: not measured (fewer than {MIN_PAIRS + 1} runs of the "
+                "baseline's settings, environment and kernel versions besides the contender); "
+                "collect the baseline again to measure it"
             )
         scatter = self.kernels["run_scatter"].dropna()
         runs = ", ".join(map(str, self.replicates))

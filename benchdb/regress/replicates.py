@@ -15,9 +15,13 @@ of them is the host.  Consecutive replicates ``(r_i, r_{i+1})`` give one
 kernel-level change each, measured as a comparison measures it: ``d`` = the
 median over their common points of ``log(T_{i+1} / T_i)``.  Under no change
 the comparison's own log change is one more draw of that difference, so its
-spread is ``s = sqrt(mean(d^2))`` over the pairs, and a change is told from
-the drift at ``1 - alpha`` only beyond ``z_{1-alpha/2} * s`` -- the same
-logic as Conbench's lookback z-score over the history of unchanged results.
+spread is ``s = sqrt(mean(d^2))`` over the ``n`` pairs, and a change is told
+from the drift at ``1 - alpha`` only beyond ``t_{1-alpha/2, n} * s`` -- the
+logic of Conbench's lookback z-score over the history of unchanged results,
+with Student's quantile because ``s`` comes from few pairs (its own error
+matters: a ratio to an ``s`` of two pairs exceeds the normal 99 % quantile
+12 % of the time).  One pair is too few (``t_{0.995,1}`` = 64): at least
+:data:`MIN_PAIRS` are needed, else nothing is charged and compare says why.
 :func:`charge` adds it to the kernel's bootstrap interval (in quadrature: the
 drift is independent of the sampling noise), so a change is called only beyond
 both, and ``unchanged`` still means within the user's threshold; a host too
@@ -36,7 +40,7 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 
 import numpy as np
-from scipy.stats import norm
+from scipy.stats import t as student_t
 from sqlalchemy.orm import Session
 
 from ..db.engine import Database
@@ -49,6 +53,9 @@ from .runref import measured_runs
 
 MAX_REPLICATES = 10
 """The newest replicate runs that count (9 consecutive pairs)."""
+
+MIN_PAIRS = 2
+"""Consecutive replicate pairs a kernel needs before its scatter is charged."""
 
 KernelKey = tuple[str, int, str, str]
 """(kernel, threads, precision, context), as compare's ``KERNEL_KEY``."""
@@ -103,15 +110,15 @@ def run_scatter(
     return {
         k: RunScatter(log_rms=float(np.sqrt(np.mean(np.square(d)))), pairs=len(d))
         for k, d in changes.items()
+        if len(d) >= MIN_PAIRS
     }
 
 
 def charge(change: KernelChange, scatter: RunScatter, alpha: float) -> KernelChange:
     """``change`` with its interval widened by the run-to-run scatter: each side's log
-    half-width and ``z_{1-alpha/2} * s`` added in quadrature (independent errors)."""
-    z = float(norm.ppf(1 - alpha / 2))
+    half-width and ``t_{1-alpha/2, pairs} * s`` added in quadrature (independent errors)."""
     centre = np.log(change.ratio)
-    drift = z * scatter.log_rms
+    drift = float(student_t.ppf(1 - alpha / 2, scatter.pairs)) * scatter.log_rms
     low = centre - np.hypot(centre - np.log(change.ci_low), drift)
     high = centre + np.hypot(np.log(change.ci_high) - centre, drift)
     return replace(change, ci_low=float(np.exp(low)), ci_high=float(np.exp(high)))

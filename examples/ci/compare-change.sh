@@ -19,9 +19,10 @@
 #   BENCHDB_INSTALL  how to install the project's kernels in the current checkout
 #                    (default: "python -m pip install --quiet ."; empty: nothing to
 #                    install, e.g. a program that --program builds itself)
-#   BENCHDB_BASE_RUNS  collections of the base (default 2): compare charges the
+#   BENCHDB_BASE_RUNS  collections of the base (default 3): compare charges the
 #                    scatter between them, the runner's own drift, to every
-#                    kernel's interval (1: the two runs alone decide)
+#                    kernel's interval (1: the two runs alone decide; it takes
+#                    at least 3)
 #
 # Exit status: that of `benchdb compare`: 0 no regression, 1 a kernel got slower,
 # 2 bad input (a bad config file, no common point); anything else: a step failed.
@@ -37,7 +38,7 @@ comment=$(realpath -m "${3:-benchdb-comment.md}")
 : "${BENCHDB_URL:=sqlite:///$(mktemp -d)/benchdb.sqlite}"
 : "${BENCHDB_COLLECT:=--quick}"
 install=${BENCHDB_INSTALL-python -m pip install --quiet .}
-base_runs=${BENCHDB_BASE_RUNS:-2}
+base_runs=${BENCHDB_BASE_RUNS:-3}
 export BENCHDB_URL
 
 collect() {  # DIR TAG...: install the kernels of checkout DIR, collect once per TAG

@@ -48,7 +48,7 @@ def test_base_and_change_are_collected_compared_and_the_markdown_written(tmp_pat
     assert "threshold 50%" in comment  # the change's benchdb.toml was read
     assert "(`base`" in comment and "(`change`" in comment
     assert proc.stdout == comment
-    # the base was collected twice: the scatter between its runs was measured and charged
+    # the base was collected three times: the scatter between its runs was measured and charged
     assert "Run-to-run scatter of unchanged code" in comment
     assert "== base-replicate-1:" in proc.stderr
 

@@ -56,15 +56,15 @@ import sys
 
 from benchdb.collectors.app.collect import run_cases
 from benchdb.collectors.app.near import calibrate_near, near_plan
-from benchdb.collectors.placement import pinned
+from benchdb.collectors.pinning import pinned
 from benchdb.collectors.plan import DEFAULT_SAMPLE_TIME
 from benchdb.collectors.timing import time_point
 from benchdb.kernels import get_benchmark
 
 from benchdb.app.decomposition import Decomposition
 from benchdb.app.inputs import comm_params
+from benchdb.app.measured_runs import app_run_summary, app_runs
 from benchdb.app.model import AppCase, ModelOptions, predict_app
-from benchdb.app.runs import app_run_summary, app_runs
 from benchdb.db.engine import open_database
 from benchdb.machine import detect_machine
 

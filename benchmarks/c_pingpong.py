@@ -26,8 +26,8 @@ import tempfile
 from pathlib import Path
 
 from benchdb.collectors.mpi import launcher
-from benchdb.collectors.mpi.protocol import RESULT
-from benchdb.collectors.mpi.sizes import message_sizes
+from benchdb.collectors.mpi.job_output import RESULT
+from benchdb.collectors.mpi.message_sizes import message_sizes
 
 from benchdb.comm import fit_piecewise
 

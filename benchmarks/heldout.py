@@ -45,9 +45,9 @@ from heldout_common import Stats, pass_times
 from benchdb.db.engine import open_database
 from benchdb.errors import UserError
 from benchdb.machine import detect_machine
-from benchdb.predict.api import predict
 from benchdb.predict.methods import get_method
 from benchdb.predict.noise import AgainstNoise, NoiseBasis, RepeatNoise
+from benchdb.predict.predictions import predict
 from benchdb.query import parse_shape, shape_key
 
 ISSUE_SHAPES = (

@@ -56,7 +56,7 @@ def main() -> None:
 
     from benchdb.db.engine import open_database
     from benchdb.predict import predict
-    from benchdb.predict.api import predict_columns
+    from benchdb.predict.predictions import predict_columns
 
     db = open_database(args.db)
     rng = np.random.default_rng(0)

@@ -1,4 +1,4 @@
-"""How fast does the predictor answer?  (issue 5: >= 1e5 predictions/s, < 1 s cold start)
+"""How fast does the predictor answer?  (Targets: >= 1e5 predictions/s, < 1 s cold start.)
 
     .venv/bin/python benchmarks/predict_speed.py --db sqlite:////tmp/pred.sqlite --kernel shallow.cu
 

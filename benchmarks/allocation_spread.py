@@ -2,7 +2,7 @@
 
 The sweep, the near calibration, the host probe and every app run allocate the
 shallow model's thirteen arrays anew.  Their physical pages decide which sets
-of a physically indexed cache (L2 here) the arrays share, so two allocations of
+of a physically indexed cache (such as L2) the arrays share, so two allocations of
 one grid may miss differently while each keeps its own speed for its life.  If
 that is so, a curve point measured once is one draw of the allocation, and a
 prediction from it is off by the spread between draws however quiet the host.

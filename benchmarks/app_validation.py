@@ -1,13 +1,13 @@
-"""Validate the application model against real distributed runs (issue 7, "Done when").
+"""Validate the application model against real distributed runs.
 
 For three global grids whose per-rank footprints sit in L2, L3 and DRAM
 (derived from this machine's caches), runs the distributed shallow-water
 model on 1 rank (1x1) and on every decomposition of 2 ranks (2x1, 1x2),
-``--repeats`` times each (interleaved, median kept: on a shared 2-core machine
-two ranks streaming from DRAM vary by tens of percent from one minute to the
-next; the runs of one rank count share one MPI job, so they follow each other
-within seconds instead of one ~25 s compilation apart), predicts each run with
-the application model, and prints
+``--repeats`` times each (interleaved, median kept: on a shared host two ranks
+streaming from DRAM drift from one minute to the next, see
+docs/findings/app-loop-curves.md; the runs of one rank count share one MPI
+job, so they follow each other within seconds instead of one compilation
+apart), predicts each run with the application model, and prints
 
     grid, decomposition, predicted, measured (median), error, the runs' spread,
     worst per-loop error (against the per-loop medians)
@@ -26,12 +26,12 @@ fit, or --machine-file).
 ``--near``: right before each grid's runs, ``benchdb app calibrate --near GRID``
 (:mod:`benchdb.collectors.app.near`) re-measures the curve points and exchanges
 on both sides of that grid's blocks, so that the prediction and the runs see
-the host in the same state (its other tenants move every loop of a run by tens
-of percent within half an hour here).  ``--rounds R``: calibrate and run R times
-per grid; the table compares the prediction from every round's calibration pooled
-with the median of every round's runs (the host's slow and fast spells, minutes
-long here, then weigh alike on both sides), and ``round_errors`` (JSON) gives each
-round's own prediction against its own runs.
+the host in the same state (a shared host's other tenants move every loop of a
+run together: docs/findings/app-loop-curves.md, "Drift").  ``--rounds R``:
+calibrate and run R times per grid; the table compares the prediction from every
+round's calibration pooled with the median of every round's runs (the host's slow
+and fast spells then weigh alike on both sides), and ``round_errors`` (JSON) gives
+each round's own prediction against its own runs.
 
 ``--from-db``: measure nothing; compare the model, as the code now computes it,
 with the validation runs already stored in the database (those of an
@@ -56,15 +56,15 @@ import sys
 
 from benchdb.collectors.app.collect import run_cases
 from benchdb.collectors.app.near import calibrate_near, near_plan
-from benchdb.collectors.placement import pinned
+from benchdb.collectors.pinning import pinned
 from benchdb.collectors.plan import DEFAULT_SAMPLE_TIME
 from benchdb.collectors.timing import time_point
 from benchdb.kernels import get_benchmark
 
 from benchdb.app.decomposition import Decomposition
 from benchdb.app.inputs import comm_params
+from benchdb.app.measured_runs import app_run_summary, app_runs
 from benchdb.app.model import AppCase, ModelOptions, predict_app
-from benchdb.app.runs import app_run_summary, app_runs
 from benchdb.db.engine import open_database
 from benchdb.machine import detect_machine
 
@@ -85,21 +85,12 @@ def grids() -> dict[str, int]:
     """Per-rank footprints in L2 / L3 / DRAM for both 1 and 2 ranks per node.
 
     Each grid sits mid-level, away from both edges of its cache, for 1 and for 2
-    ranks.  L2: 1 rank 0.5 L2, 2 ranks 0.25 L2 each; at 0.8 L2 (126x126 on a 2 MiB
-    L2) the curve bends between the --near points, whose chord gave 91 us/step
-    where the sweep measured 94.5-121 at the grid itself.
-
-    L3: the geometric middle of the footprints between the two ranks' private
-    L2s and the LLC.  The LLC the OS reports on a VM is the host's, shared with
-    the other tenants, and its far end is where they decide the speed.  Measured
-    (2-vCPU Xeon guest, sysfs L3 300 MiB; the sweep of ``benchdb collect --kernels
-    shallow`` and ``benchdb app calibrate --ranks 2``, loops summed per point):
-    1 rank ran 13.4-14.9 ns/point from 15 to 57 MiB, 17-18 at 80-112 MiB, 25 at
-    158 MiB (the former choice, 0.5 LLC) and 26-30 from 198 MiB on, like DRAM; 2
-    ranks at 69-82 MiB each ran between 18 and 41 ns/point in three near
-    calibrations within 7 minutes.  The middle is 35 MiB there (1 rank: the sweep
-    gave 14.1 and 14.9 ns/point at 29 and 41 MiB; 2 ranks at 17 MiB each: 14.8 at
-    15 and 21 MiB) and 8 MiB on a 1 MiB-L2, 32 MiB-L3 EPYC.
+    ranks: near an edge the curve bends between the --near points and their chord
+    misses.  L2: 1 rank 0.5 L2, 2 ranks 0.25 L2 each.  L3: the geometric middle
+    of the footprints between the two ranks' private L2s and the LLC, because the
+    LLC the OS reports on a VM is the host's, shared with the other tenants, and
+    its far end is where they decide the speed.  Figures:
+    docs/findings/app-loop-curves.md, "The validation grids".
     """
     m = detect_machine()
     l2 = m.cache("L2").size_bytes

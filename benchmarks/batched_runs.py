@@ -1,9 +1,10 @@
 """Does running several model runs in one MPI job (``run_cases``) change a run?
 
 ``benchmarks/app_validation.py`` and the exchange calibration run many cases in
-one job to share the ~25 s compilation.  This alternates, ``--rounds`` times,
-three single-run jobs (``run_app``, as ``benchdb app run``) and one job of three
-runs (``run_cases``) of the same case, and prints the measured totals side by side.
+one job to share the compilation (docs/findings/app-exchanges.md).  This
+alternates, ``--rounds`` times, three single-run jobs (``run_app``, as ``benchdb
+app run``) and one job of three runs (``run_cases``) of the same case, and
+prints the measured totals side by side.
 
     python benchmarks/batched_runs.py --db sqlite:///batched.sqlite --grid 62 --steps 24000
 """
@@ -15,7 +16,7 @@ import argparse
 from benchdb.collectors.app.collect import AppRunRequest, run_app, run_cases
 
 from benchdb.app.decomposition import parse_decomposition
-from benchdb.app.runs import app_run_summary
+from benchdb.app.measured_runs import app_run_summary
 from benchdb.db.engine import open_database
 
 

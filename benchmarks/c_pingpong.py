@@ -8,8 +8,8 @@ background load over both.  Per size it prints the one-way time of each --
 the least-disturbed round's median (``min``) and the median over rounds
 (``med``) -- and the latency (smallest message) and ping-pong bandwidth
 (largest message) of both from the ``min`` columns.  The same statistic is
-applied to both programs; other users' CPU load on a 2-core machine moves
-single rounds by 2-3x.  It also fits the
+applied to both programs, since other users' CPU load moves single rounds
+(docs/findings/comm-benchmarks.md).  It also fits the
 piecewise postal model to benchdb's times and prints its median error.
 
 usage: .venv/bin/python benchmarks/c_pingpong.py [--rounds 3] [--max-bytes 4194304]
@@ -26,8 +26,8 @@ import tempfile
 from pathlib import Path
 
 from benchdb.collectors.mpi import launcher
-from benchdb.collectors.mpi.protocol import RESULT
-from benchdb.collectors.mpi.sizes import message_sizes
+from benchdb.collectors.mpi.job_output import RESULT
+from benchdb.collectors.mpi.message_sizes import message_sizes
 
 from benchdb.comm import fit_piecewise
 

@@ -1,12 +1,11 @@
 """Does an exchange inside the model cost the same in a short run as in a long one?
 
 The exchange calibration (``benchdb app calibrate``) times the model's
-exchanges in runs of about 0.2 s (:data:`SECONDS_PER_CASE`); the validated
-runs last about 2 s.  On the 2-core EPYC KVM guest, in one validation
-(``benchmarks/app_validation.py --near``, run c9), every calibration run of
-the L2 grids took 9.2-10.1 us of exchanges per step, while the 70x70 runs took
-either that or 4.1-4.8 us, switching between runs seconds apart, with the loops
-unchanged.  This alternates short and long runs of one grid, every
+exchanges in short runs (:data:`SECONDS_PER_CASE`); the validated runs are
+longer (:data:`LONG_SECONDS`).  In validations the exchanges of a step have
+cost one of two levels, switching between runs seconds apart with the loops
+unchanged (docs/findings/app-exchanges.md, "Two levels of exchange cost").
+This alternates short and long runs of one grid, every
 decomposition of ``--ranks``, in one MPI job (like the calibration and the
 validation), ``--rounds`` times, and prints each run's exchanges and loops per
 step (slowest rank) in run order: if the short runs are slow and the long ones
@@ -29,8 +28,8 @@ from benchdb.collectors.app.exchanges import (
 )
 
 from benchdb.app.decomposition import decompositions
+from benchdb.app.measured_runs import app_run_summary
 from benchdb.app.model import AppCase
-from benchdb.app.runs import app_run_summary
 from benchdb.db.engine import open_database
 
 LONG_SECONDS = 2.0  # about one validation run

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Every figure the issues ask for, measured in one sequential run on a quiet machine.
+# Every benchmark's figures, measured in one sequential run on a quiet machine.
 #
-#   bash benchmarks/figures.sh [OUTDIR]      (default: ./figures-out; about 40 minutes here)
+#   bash benchmarks/figures.sh [OUTDIR]      (default: ./figures-out)
 #
 # Each step's output goes to OUTDIR/<step>.log, and OUTDIR/steps.log records the load
 # average at its start and its wall time: figures taken under load are not comparable
@@ -21,14 +21,14 @@ step() {
   "$@" > "$OUT/$name.log" 2>&1
   echo "   rc=$? wall $((SECONDS - t0)) s" | tee -a "$OUT/steps.log"
 }
-# issue 3: kernels
+# kernels
 step triad $P benchmarks/triad_bench.py
 step breakdown $P benchmarks/shallow_breakdown.py
-# issue 4: collection wall times and the cache staircase
+# collection wall times and the cache staircase
 step quick $B collect --quick --db "sqlite:///$OUT/quick.sqlite"
 step quick_show $B measurements show --kernel shallow.cu --db "sqlite:///$OUT/quick.sqlite"
 step default $B collect --db "$DB" --quiet
-# issue 5: independent sizes (square and rectangular), validation, speed
+# independent sizes (square and rectangular), validation, speed
 SHAPES2=23x23,45x45,71x71,97x97,150x150,230x230,310x310,420x420,530x530,700x700,900x900
 SHAPES2=$SHAPES2,1300x1300,30x60,60x25,120x80,200x350,400x250,640x480,800x1000,1500x900
 SHAPES2=$SHAPES2,50x200,333x111,1000x600,1800x1500,257x1023,700x300,90x140
@@ -40,12 +40,12 @@ step valid2d $B collect --db "$DB" --kernels shallow,stencil2d5,jacobi2d --sizes
 step valid3d $B collect --db "$DB" --kernels stencil3d7 --sizes "$SHAPES3" --tag validation --quiet
 step validate $B validate --db "$DB" --json
 step predict_speed $P benchmarks/predict_speed.py --db "$DB" --kernel shallow.cu
-# issues 8 and 23: false alarms on unchanged code (real collections); detection of injected slowdowns
+# false alarms on unchanged code (real collections); detection of injected slowdowns
 step fpr $P benchmarks/false_positive_rate.py --runs 11 --db "sqlite:///$OUT/fpr.sqlite"
 step detection $P benchmarks/regression_detection.py --trials 5
-# issue 6: MPI against plain C, postal fit, halo model
+# MPI against plain C, postal fit, halo model
 step pingpong $P benchmarks/c_pingpong.py --rounds 4
-# issue 7: whole-run prediction against real MPI runs
+# whole-run prediction against real MPI runs
 step app_collect $B collect --kernels shallow --db "$APPDB" --quiet
 step app_calibrate $B app calibrate --ranks 2 --db "$APPDB"
 step comm_collect $B comm collect --ranks 2 --db "$APPDB"

@@ -1,10 +1,10 @@
 """How well does ``benchdb predict`` answer at shapes the sweep never measured, against the floor?
 
-Issue 24, item 3.  In a scratch directory:
+In a scratch directory:
 
 1. the sweep ``benchdb collect --kernels FAMILY`` would run (``--quick``: the quick
    one) into ``sweep.sqlite``, through :func:`benchdb.collectors.sweep.run_sweep`;
-2. the held-out shapes (default the twelve odd shapes of issue 24; none of them
+2. the held-out shapes (default the twelve odd shapes of ``ISSUE_SHAPES``; none of them
    may be in the sweep) into ``heldout.sqlite``, by the same collector, in two
    passes *interleaved*: each shape is measured again right after the next
    shape's first measurement (A1 B1 A2 C1 B2 ..., :meth:`SweepPlan.schedule`),
@@ -45,9 +45,9 @@ from heldout_common import Stats, pass_times
 from benchdb.db.engine import open_database
 from benchdb.errors import UserError
 from benchdb.machine import detect_machine
-from benchdb.predict.api import predict
 from benchdb.predict.methods import get_method
 from benchdb.predict.noise import AgainstNoise, NoiseBasis, RepeatNoise
+from benchdb.predict.predictions import predict
 from benchdb.query import parse_shape, shape_key
 
 ISSUE_SHAPES = (

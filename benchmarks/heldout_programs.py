@@ -44,7 +44,7 @@ from heldout_common import measured, summary
 
 from benchdb.db.engine import open_database
 from benchdb.machine import detect_machine
-from benchdb.predict.api import predict
+from benchdb.predict.predictions import predict
 from benchdb.query import shape_key
 
 ROOT = Path(__file__).resolve().parent.parent

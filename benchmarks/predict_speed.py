@@ -1,4 +1,4 @@
-"""How fast does the predictor answer?  (issue 5: >= 1e5 predictions/s, < 1 s cold start)
+"""How fast does the predictor answer?  (Targets: >= 1e5 predictions/s, < 1 s cold start.)
 
     .venv/bin/python benchmarks/predict_speed.py --db sqlite:////tmp/pred.sqlite --kernel shallow.cu
 
@@ -56,7 +56,7 @@ def main() -> None:
 
     from benchdb.db.engine import open_database
     from benchdb.predict import predict
-    from benchdb.predict.api import predict_columns
+    from benchdb.predict.predictions import predict_columns
 
     db = open_database(args.db)
     rng = np.random.default_rng(0)

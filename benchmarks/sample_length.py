@@ -20,13 +20,13 @@ import statistics
 
 from app_validation import SWEEP_SAMPLES, loop_sums  # a sibling script
 from benchdb.collectors.app.collect import AppRunRequest, run_app
-from benchdb.collectors.placement import pinned
+from benchdb.collectors.pinning import pinned
 from benchdb.collectors.plan import DEFAULT_SAMPLE_TIME
 from benchdb.collectors.timing import time_point
 from benchdb.kernels import get_benchmark
 
 from benchdb.app.decomposition import Decomposition
-from benchdb.app.runs import app_run_summary
+from benchdb.app.measured_runs import app_run_summary
 from benchdb.db.engine import open_database
 
 

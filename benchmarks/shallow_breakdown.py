@@ -4,7 +4,7 @@ Runs the shallow benchmark at an L1-, an L3- and a DRAM-resident footprint
 (paper 003 eq. 9: (M+1)(N+1) x 13 x itemsize), sizes derived from the caches
 this machine reports in sysfs, and prints per phase seconds per step, the sum
 of the ten loops + boundary updates + copies, the whole step timed without
-per-loop clocks, and their ratio.  Targets (issue 3): within 10% at L1,
+per-loop clocks, and their ratio.  Targets: within 10% at L1,
 within 5% at L3 and in DRAM.
 
     python benchmarks/shallow_breakdown.py [--precision float64] [--seconds 0.5]

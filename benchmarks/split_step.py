@@ -2,11 +2,11 @@
 
 A 1-rank run steps the serial model (``run_steps`` over all phases, periodic
 boundary phases); a P-rank run steps :func:`distributed_steps`: the phases in
-three ranges with the halo exchanges between them.  In three validations
-(``benchmarks/app_validation.py --near``) every 2-rank run on the L2 grid ran
-``cu`` 16-23 % and ``cv`` 11-17 % slower than the populated calibration at the
-same blocks, while 1-rank runs did not.  This runs, in one process and with no
-MPI traffic, one block both ways, alternated ``--rounds`` times: the serial
+three ranges with the halo exchanges between them.  2-rank validation runs
+have run their loops slower than the populated calibration at the same blocks
+while 1-rank runs did not (docs/findings/app-loop-curves.md, "The distributed
+step's loops").  This runs, in one process and with no MPI traffic, one block
+both ways, alternated ``--rounds`` times: the serial
 benchmark's step (what the single-process curves time) and
 :class:`benchdb.collectors.app.instep.DistributedStepPoint` (the distributed
 step on a 1x1 decomposition, whose exchanges are local halo copies).  It prints each

@@ -4,7 +4,7 @@ Every benchmark process turns its clock ticks into seconds with one rate,
 calibrated once (:func:`benchdb.kernels.clock.tick_rate`).  Its error goes
 into every loop time of that process, whole: a rate 1 % high makes every curve
 point of a sweep 1 % fast.  The true rate does not change (an invariant TSC;
-bracketed 50 ms spans here agree to 1 ppm), so the spread of many calibrations
+docs/findings/collection.md, "Tick rate"), so the spread of many calibrations
 is their error.  This calibrates ``--calibrations`` times (the cache cleared
 each time) and prints each one's deviation from their median.  Run it with
 the machine idle and with both cores busy (a sweep or an app validation in

@@ -4,7 +4,7 @@ Both time the same 64-byte-aligned float64 arrays, with the repetition loop in
 compiled code, at an L2-, an L3- and a DRAM-resident working set derived from
 the caches this machine reports in sysfs.  Samples alternate numba and C; the
 best of each is reported (STREAM's convention) with the median beside it.
-Goal (issue 3): numba >= 0.95 x C at every level.
+Goal: numba >= 0.95 x C at every level.
 
     python benchmarks/triad_bench.py [--samples 9] [--seconds 0.1]
 """

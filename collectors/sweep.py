@@ -40,7 +40,7 @@ from ..kernels import KernelInfo
 from ..kernels.api import KernelError, PointFailure, Verification
 from ..kernels.jit import OPTIONS
 from . import resume
-from .placement import pinned, start_numba_threads
+from .pinning import pinned, start_numba_threads
 from .plan import Point, SweepPlan
 from .record import add_failure, add_pass, failed_rows, measurement_rows
 from .timing import time_point

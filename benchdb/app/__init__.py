@@ -7,7 +7,7 @@
   halo exchanges and reductions from the communication model;
 * :mod:`.scenario` -- enumerate and rank decompositions and rank counts;
 * :mod:`.energy` -- RAPL counters, or a power model, for energy to solution;
-* :mod:`.runs` -- the measured runs (``app_run`` rows) as DataFrames.
+* :mod:`.measured_runs` -- the measured runs (``app_run`` rows) as DataFrames.
 
 Nothing here imports numba or the collectors.
 """

@@ -97,7 +97,7 @@ def _per_step(run: dict[str, Any]) -> dict[str, float]:
 def measured_exchanges(
     runs: Sequence[dict[str, Any]], ranks: int, precision: str
 ) -> MeasuredExchanges | None:
-    """The table from app run summaries (:func:`benchdb.app.runs.app_runs`) tagged
+    """The table from app run summaries (:func:`benchdb.app.measured_runs.app_runs`) tagged
     :data:`CALIBRATION_TAG` with ``ranks`` ranks; None if there are none."""
     mine = [
         r

@@ -16,7 +16,7 @@ lookup (paper 003 eq. 8-9, :func:`benchdb.predict.predict`) at the rank's
 *local* block; ``T_halo`` from the exchanges measured in the running model where
 ``benchdb app calibrate`` timed this decomposition (:mod:`.exchange_table`:
 packing, evicted buffers and the wait for a neighbour are part of an
-exchange), else from the halo model (:func:`benchdb.comm.halo.predict_halo2d`,
+exchange), else from the halo model (:func:`benchdb.comm.halo_model.predict_halo2d`,
 paper 001 eq. 8 and 10: X then Y phase, message size from the local edge x
 halo width x one field x element size).  Each field's halo is a one-sided
 shift (one message per phase and rank, see :mod:`.shallow_app`; ``shift=True``), so the
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from ..comm.halo import predict_halo2d
+from ..comm.halo_model import predict_halo2d
 from ..comm.params import CommParams
 from ..comm.postal import PiecewisePostal
 from ..errors import UserError
@@ -372,7 +372,7 @@ def _measured_tables(
     if not options.uses_measured_exchanges:
         return {}
     from ..predict.source import resolve_machine_caches
-    from .runs import app_runs
+    from .measured_runs import app_runs
 
     hosts = set(resolve_machine_caches(db, options.machine, options.host).scope.host_ids)
     runs = [r for r in app_runs(db) if r["machine_id"] in hosts]
@@ -390,7 +390,7 @@ def _reduction(case: AppCase, comm: CommParams, options: ModelOptions, rpn: int)
     if params.allreduce is not None:
         seconds = params.allreduce.time(case.decomp.ranks, nbytes, p2p)[0]
     else:
-        from ..comm.allreduce import tree_time
+        from ..comm.allreduce_model import tree_time
 
         seconds = tree_time(case.decomp.ranks, nbytes, p2p)
     return case.reductions * seconds

@@ -14,7 +14,7 @@ column (:data:`benchdb.kernels.shallow_model.STAGGER`), so an exchange is a
 one-directional shift per axis: X phase first (rows of ``nl + 1`` elements),
 then Y phase (columns of ``ml + 1`` elements, halo row included so that the
 corner arrives), as POP's two sequential phases (paper 001 eq. 8); the halo
-model sizes those messages with :func:`benchdb.comm.halo.halo_message_bytes`
+model sizes those messages with :func:`benchdb.comm.halo_model.halo_message_bytes`
 (``shift=True``).
 """
 

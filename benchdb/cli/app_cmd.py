@@ -159,7 +159,7 @@ def run_cmd(
     database = open_db(db, create=True)
     with err_console.status(f"running shallow {run.grid} on {req.decomp.ranks} ranks ..."):
         app_run_id = run_app(database, req)
-    from ..app.runs import app_run_summary
+    from ..app.measured_runs import app_run_summary
 
     summary = app_run_summary(database, app_run_id)
     if as_json:

@@ -319,7 +319,7 @@ def predict(
         nx, ny = parse_shape(local, 2)
     params = _params(machine_file, machine, host, db)
     if pattern == "halo2d":
-        from ..comm.halo import predict_halo2d
+        from ..comm.halo_model import predict_halo2d
 
         pred = predict_halo2d(params, (d.px, d.py), (nx, ny), halo=halo, fields=fields,
                               word_bytes=word_bytes, ranks_per_node=ranks_per_node,
@@ -353,7 +353,7 @@ def predict(
     if pattern == "pingpong":
         seconds, method = p2p(nbytes), f"postal ({placement})"
     else:
-        from ..comm.allreduce import AllreduceModel
+        from ..comm.allreduce_model import AllreduceModel
 
         if ranks is None:
             raise UserError("--pattern allreduce needs --ranks P")

@@ -75,7 +75,7 @@ class CommJobOptions:
     def module_args(self, ranks: int, ranks_from: str) -> list[str]:
         """The collector module's arguments (``--db`` and ``--progress`` left to the caller);
         ``ranks_from`` names the options that set ``ranks``, for the error messages."""
-        from ..collectors.mpi.protocol import BENCHMARKS
+        from ..collectors.mpi.job_output import BENCHMARKS
 
         if ranks < 2:
             raise UserError(f"{ranks_from}: the benchmarks need at least 2 ranks")

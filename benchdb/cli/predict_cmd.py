@@ -174,9 +174,9 @@ def predict(
       benchdb predict -k shallow.cu -s 500x500 --machine node07 --host node07
     """
     from ..kernel_defs import builtin_definition
-    from ..predict.api import predict_columns
     from ..predict.basis import rate_basis
     from ..predict.methods import get_method
+    from ..predict.predictions import predict_columns
 
     get_method(method)  # every option is checked before the database is opened
     if threads < 1:

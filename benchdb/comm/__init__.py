@@ -4,8 +4,8 @@ Choi et al., paper 002 eq. 1-5), fitted from ``benchdb comm collect`` data or
 read from a machine file.  Never imports numba or the collectors.
 """
 
-from .allreduce import AllreduceModel, tree_time
-from .halo import HaloPrediction, halo_message_bytes, predict_halo2d
+from .allreduce_model import AllreduceModel, tree_time
+from .halo_model import HaloPrediction, halo_message_bytes, predict_halo2d
 from .kmodel import KModel, block_mapping, halo_messages, k_model, neighbours
 from .maxrate import MaxRateRegime, fit_regime, maxrate_time, short_time
 from .params import CommParams, load_machine_file, parse_machine

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from .allreduce import AllreduceModel
+from .allreduce_model import AllreduceModel
 from .maxrate import MaxRateRegime
 from .postal import PiecewisePostal, PostalRegime
 

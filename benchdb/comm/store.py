@@ -37,7 +37,7 @@ from ..db.models import CommMeasurement, Model, Run
 from ..errors import UserError
 from ..hashing import content_hash
 from ..scope import Scope, resolve_scope
-from .allreduce import AllreduceModel
+from .allreduce_model import AllreduceModel
 from .maxrate import MaxRateRegime, fit_regime
 from .params import CommParams
 from .postal import PiecewisePostal, fit_piecewise

@@ -5,7 +5,7 @@ fitted models (:func:`.store.load_params`), the points of the newest complete
 ``comm`` run, one row per placement and regime of the piecewise postal fits
 (paper 001 eq. 10, paper 002 eq. 1) with the max-rate parameters of that
 regime (paper 002 eq. 2-3) and the fit's error, and the halo exchanges
-measured against the model (:func:`.validate.halo_validation`).
+measured against the model (:func:`.halo_validation.halo_validation`).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import pandas as pd
 
 from ..db.engine import Database
 from ..units import fmt_bytes, fmt_seconds
+from .halo_validation import halo_validation
 from .params import CommParams
 from .store import comm_frame, fit_accuracy, latest_run, load_params
-from .validate import halo_validation
 
 REGIME_COLUMNS: list[tuple[str, str, Callable[[Any], str] | None]] = [
     ("model", "model", None),

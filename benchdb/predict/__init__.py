@@ -8,7 +8,7 @@ baselines (paper 003 eq. 5, roofline, ESCAPE) in
 pandas are imported only by the functions that need them.
 """
 
-from .api import predict, predict_columns
 from .methods import DEFAULT_METHOD, METHODS
+from .predictions import predict, predict_columns
 
 __all__ = ["DEFAULT_METHOD", "METHODS", "predict", "predict_columns"]

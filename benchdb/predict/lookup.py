@@ -51,10 +51,10 @@ from ..errors import UserError
 from . import aspect
 from .basis import RateBasis, rate_basis
 from .curve import Curve, build_curve
+from .fit_cache import cached_fit
 from .methods import get_method
 from .same_rows import SameRowCurves
 from .source import Selection, machine_rows, resolve_machine_caches, select_rows
-from .store import cached_fit
 
 if TYPE_CHECKING:
     from ..db.engine import Database

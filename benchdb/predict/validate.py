@@ -40,12 +40,12 @@ from ..errors import UserError
 from . import aspect
 from .baselines import BASELINES
 from .basis import rate_basis
+from .fit_cache import cached_fit
 from .lookup import Lookup, bare_lookup
 from .machine_data import KernelCurve, MachineData, machine_data
 from .methods import METHODS
 from .noise import AgainstNoise, RepeatNoise, repeat_noise
 from .source import MachineCaches, machine_rows, resolve_machine_caches
-from .store import cached_fit
 
 if TYPE_CHECKING:
     from ..db.engine import Database

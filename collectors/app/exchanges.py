@@ -40,8 +40,8 @@ from .collect import run_cases
 START_FRACTION_OF_L1 = 0.75
 PASSES = 3
 SECONDS_PER_CASE = 0.4
-# What a step costs here, only to size the step counts: per local point, plus
-# seven exchanges of a few microseconds.
+# A rough cost of a step, only to size the step counts (never a prediction): per
+# local point, plus seven exchanges of a few microseconds.
 SECONDS_PER_LOCAL_POINT = 10e-9
 SECONDS_OF_EXCHANGES = 14e-6
 

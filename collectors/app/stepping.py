@@ -2,7 +2,7 @@
 
 One call runs ``steps`` leapfrog steps of one rank: the serial benchmark's
 compiled phases (:func:`benchdb.kernels.shallow.run_steps`, over phase
-ranges, per-phase ticks) with the seven halo exchanges (:mod:`.halo`) in
+ranges, per-phase ticks) with the seven halo exchanges (:mod:`.staggered_halo`) in
 place of the two periodic boundary updates -- cu, cv, z, h after the first
 four loops (Fortran loops 110/115), unew, vnew, pnew after the next three
 (210/215).  Nothing returns to Python inside a step, so the measured run has
@@ -14,7 +14,7 @@ from __future__ import annotations
 from numba import njit
 
 from ...kernels.shallow import N_PHASES, PERIODIC_CVZH, PERIODIC_NEW, run_steps
-from .halo import exchange
+from .staggered_halo import exchange
 
 N_FIRST = 4  # cu, cv, z, h: the order of benchdb.app.shallow_app.EXCHANGED_FIELDS
 

@@ -30,7 +30,7 @@ from benchdb.hashing import content_hash
 from benchdb.runs import run_lifecycle
 
 from . import faults
-from .protocol import BENCHMARKS, ERROR, PROGRESS, RESULT
+from .job_output import BENCHMARKS, ERROR, PROGRESS, RESULT
 from .results import CommPoint, Skip
 
 
@@ -77,8 +77,8 @@ def _plan(args: argparse.Namespace, size: int) -> list[str]:
 def _points(
     args: argparse.Namespace, comm: MPI.Comm, plan: list[str], infos, skip: Skip
 ) -> Iterator[CommPoint]:  # type: ignore[no-untyped-def]
-    from . import allreduce, halo, pointtopoint
-    from .sizes import message_sizes
+    from . import allreduce, halo2d, pointtopoint
+    from .message_sizes import message_sizes
 
     sizes = args.sizes or message_sizes(args.max_bytes)
     common = dict(samples=args.samples, min_time=args.min_sample_time, skip=skip)
@@ -97,15 +97,15 @@ def _points(
                 for h in args.halo_width
                 for f in args.halo_fields
             ]
-            yield from halo.halo2d(comm, infos, dims, configs, **common)
+            yield from halo2d.halo2d(comm, infos, dims, configs, **common)
         elif name == "allreduce":
             yield from allreduce.allreduce(comm, infos, args.allreduce_bytes, **common)
 
 
 def _expected_points(args: argparse.Namespace, comm: MPI.Comm, plan: list[str], infos) -> int:  # type: ignore[no-untyped-def]
     from .allreduce import rank_counts
+    from .message_sizes import message_sizes
     from .pointtopoint import partners
-    from .sizes import message_sizes
 
     nsizes = len(args.sizes or message_sizes(args.max_bytes))
     per = {
@@ -124,8 +124,8 @@ def _emit(tag: str, payload: dict[str, Any]) -> None:
 
 def _plan_config(args: argparse.Namespace, comm: MPI.Comm, plan: list[str], infos) -> dict:  # type: ignore[no-untyped-def]
     """What the points depend on; its hash decides which unfinished run a job continues."""
+    from .message_sizes import message_sizes
     from .placement import node_mapping
-    from .sizes import message_sizes
 
     return {
         "ranks": comm.size,

@@ -14,9 +14,9 @@ from mpi4py import MPI
 
 from . import native
 from .buffers import page_buffer
+from .collective_timing import measure
 from .placement import RankInfo, group_placement
 from .results import CommPoint, Skip, point_key
-from .timing import measure
 
 
 def rank_counts(size: int) -> list[int]:

@@ -2,9 +2,10 @@
 
 numpy asks the kernel for transparent huge pages for every array of 4 MiB or
 more; osu_bw's (and most applications') buffers are ordinary pages.  Huge pages
-change large-message bandwidth by up to 2x here (MPICH's shared-memory copy
-walks fewer pages), so a buffer's page size must be fixed, not left to its
-length: every buffer here is an anonymous mapping advised ``MADV_NOHUGEPAGE``,
+change large-message bandwidth (MPICH's shared-memory copy walks fewer pages:
+docs/findings/comm-benchmarks.md), so a buffer's page size must be fixed, not
+left to its length: every buffer here is an anonymous mapping advised
+``MADV_NOHUGEPAGE``,
 as benchmarks/c_pingpong.c allocates its own.
 """
 

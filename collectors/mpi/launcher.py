@@ -30,7 +30,7 @@ from typing import Any
 
 from benchdb.errors import UserError
 
-from .protocol import ERROR, PROGRESS, RESULT
+from .job_output import ERROR, PROGRESS, RESULT
 
 ENV = "BENCHDB_MPIEXEC"
 

@@ -23,9 +23,9 @@ from mpi4py import MPI
 
 from . import native
 from .buffers import page_buffer
+from .collective_timing import measure
 from .placement import RankInfo, classify, node_count, node_mapping
 from .results import CommPoint, Skip, point_key
-from .timing import measure
 
 
 def partners(infos: list[RankInfo]) -> dict[str, int]:

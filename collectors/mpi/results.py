@@ -1,7 +1,7 @@
 """Benchmark points, committed one by one into a run that an interrupted job continues.
 
 Rank 0 holds every point (each sample is already the maximum over ranks, see
-:mod:`.timing`) and commits each as it is measured, in a transaction of its
+:mod:`.collective_timing`) and commits each as it is measured, in a transaction of its
 own, like ``benchdb collect`` (:mod:`benchdb.collectors.resume`): a job killed
 anywhere, on any rank, loses at most the point in flight.  The run is
 ``running`` until every rank has finished, then ``complete``.  A job with the

@@ -11,6 +11,7 @@ from benchdb.kernels.geometry import SHALLOW
 from benchdb.app.context import LoopContext
 from benchdb.app.decomposition import Decomposition
 from benchdb.app.exchange_table import CALIBRATION_TAG, measured_exchanges
+from benchdb.app.measured_runs import app_runs
 from benchdb.app.model import (
     AppCase,
     AppPrediction,
@@ -19,7 +20,6 @@ from benchdb.app.model import (
     Scaling,
     predict_app,
 )
-from benchdb.app.runs import app_runs
 from benchdb.comm.params import load_machine_file
 from benchdb.db.engine import open_database
 from benchdb.machine import detect_machine
@@ -169,12 +169,12 @@ def test_calibrated_exchanges_price_the_model(sqlite_url: str) -> None:
 
 def test_the_halo_models_messages_are_what_the_distributed_model_sends() -> None:
     """One definition of the shallow halo message: the halo model's bytes per phase are the
-    row (X) and the column (Y) of the arrays the exchange sends (collectors/app/halo.py:
+    row (X) and the column (Y) of the arrays the exchange sends (collectors/app/staggered_halo.py:
     ``a.shape[1]`` elements, then ``a.shape[0]``), for every exchanged field."""
     from benchdb.collectors.app.instep import DistributedStepPoint
 
     from benchdb.app.shallow_app import EXCHANGED_FIELDS, HALO_WIDTH
-    from benchdb.comm.halo import halo_message_bytes
+    from benchdb.comm.halo_model import halo_message_bytes
 
     for block in [(30, 17), (64, 64), (9, 41)]:
         point = DistributedStepPoint(block, "float64")

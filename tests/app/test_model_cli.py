@@ -9,7 +9,7 @@ import pytest
 from benchdb.app.decomposition import Decomposition
 from benchdb.app.model import AppCase, ExchangeSource, ModelOptions, Scaling, predict_app
 from benchdb.app.scenario import scenario_cases
-from benchdb.comm.halo import predict_halo2d
+from benchdb.comm.halo_model import predict_halo2d
 from benchdb.comm.params import load_machine_file
 from benchdb.db.engine import open_database
 from benchdb.errors import UserError

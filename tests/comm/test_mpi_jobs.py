@@ -17,8 +17,8 @@ from benchdb.collectors.mpi import launcher
 from benchdb.collectors.mpi.faults import ENV as FAULT_ENV
 from sqlalchemy import func, select
 
+from benchdb.comm.halo_validation import halo_validation
 from benchdb.comm.store import comm_frame, fit_models, load_params
-from benchdb.comm.validate import halo_validation
 from benchdb.db.models import CommMeasurement, Model, Run
 from benchdb.errors import UserError
 from tests.needs import missing

@@ -10,7 +10,7 @@ from benchdb.collectors.mpi.pointtopoint import per_node_senders
 from benchdb.collectors.mpi.results import CommPoint
 
 from benchdb.comm import load_machine_file
-from benchdb.comm.halo import predict_halo2d
+from benchdb.comm.halo_model import predict_halo2d
 from benchdb.comm.maxrate import maxrate_time
 from benchdb.comm.store import fit_frame
 from benchdb.node_class import SLURM_NODE_VAR

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from benchdb.comm import POP_TEST, block_mapping, halo_messages, k_model, pop_events
-from benchdb.comm.allreduce import tree_stages
+from benchdb.comm.allreduce_model import tree_stages
 from benchdb.comm.kmodel import neighbours
 
 

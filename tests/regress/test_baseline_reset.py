@@ -18,7 +18,7 @@ from tests.clihelpers import assert_user_error, benchdb
 from tests.db.revisions import add_this_run, engine_at
 
 from .rows import add_run
-from .test_cli import cli, points
+from .test_regress_cli import cli, points
 
 REASON = "bounds checks on (#48): triad +25%, accepted"
 

@@ -17,7 +17,7 @@ from benchdb.db.engine import Database, open_database
 from tests.clihelpers import assert_user_error, benchdb
 
 from .rows import add_run
-from .test_cli import cli, counts, points
+from .test_regress_cli import cli, counts, points
 
 
 @pytest.fixture

@@ -34,7 +34,7 @@ from tests.comm.synthetic import lassen_pingpong
 from tests.needs import missing
 
 from .rows import add_run
-from .test_cli import cli
+from .test_regress_cli import cli
 
 SETTINGS = {"mode": "quick", "sample_time": 0.005, "samples": 10, "passes": 1}
 OTHER = {**SETTINGS, "sample_time": 0.02}

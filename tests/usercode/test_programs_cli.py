@@ -83,7 +83,7 @@ def test_a_program_is_swept_stored_listed_and_predicted(tmp_path: Path, sqlite_u
     assert beyond["extrapolated"] and first["time_s"] > 0
 
     code = (  # the layout stored with the kernel defines it: nothing of the program is run
-        "import sys\nfrom benchdb.predict.api import predict_columns\n"
+        "import sys\nfrom benchdb.predict.predictions import predict_columns\n"
         "from benchdb.db.engine import open_database\n"
         f"predict_columns(open_database({sqlite_url!r}), 'toy.triad', [(50000,)], "
         "method='linear')\nprint('numba' in sys.modules, 'benchdb.kernels.spec' in sys.modules)"

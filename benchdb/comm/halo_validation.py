@@ -1,6 +1,6 @@
 """Measured halo exchanges against the model's prediction.
 
-For each measured ``halo2d`` point the prediction of :func:`.halo.predict_halo2d`
+For each measured ``halo2d`` point the prediction of :func:`.halo_model.predict_halo2d`
 (with the run's decomposition, block, halo width, fields and its measured
 rank-to-node mapping, or ranks per node for points stored without one)
 is compared with the measured time spent inside MPI (post to ``Waitall``, both
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .halo import predict_halo2d
+from .halo_model import predict_halo2d
 from .params import CommParams
 
 

@@ -15,9 +15,9 @@ import numpy as np
 from mpi4py import MPI
 
 from . import native
+from .collective_timing import measure
 from .placement import RankInfo, group_placement, node_count, node_mapping
 from .results import CommPoint, Skip, point_key
-from .timing import measure
 
 
 def _initial(fields: int, local: tuple[int, int], h: int, coords, dims) -> np.ndarray:  # type: ignore[no-untyped-def]

@@ -17,7 +17,7 @@ from benchdb.regress import compare_runs
 from benchdb.regress.replicates import replicate_runs, run_scatter
 
 from .rows import add_run, other_environment
-from .test_cli import cli, points
+from .test_regress_cli import cli, points
 
 
 def _ids(db: Database, baseline: int, contender: int) -> list[int]:

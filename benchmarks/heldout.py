@@ -45,7 +45,7 @@ from heldout_common import Stats, pass_times
 from benchdb.db.engine import open_database
 from benchdb.errors import UserError
 from benchdb.machine import detect_machine
-from benchdb.predict.methods import get_method
+from benchdb.predict.methods import METHODS
 from benchdb.predict.noise import AgainstNoise, NoiseBasis, RepeatNoise
 from benchdb.predict.predictions import predict
 from benchdb.query import parse_shape, shape_key
@@ -98,7 +98,7 @@ def check(args: argparse.Namespace) -> Setup:
         kernels = LOOPS.get(args.family, tuple(kernel_names))
     methods = tuple(args.methods.split(","))
     for m in methods:
-        get_method(m)
+        METHODS.get(m)
     ndim = benches[0].geometry.ndim
     shapes = tuple(parse_shape(s, ndim) for s in args.shapes.split(",") if s.strip())
     if not shapes:

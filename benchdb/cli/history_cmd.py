@@ -57,7 +57,7 @@ def history(
         str,
         typer.Option(
             "--detector",
-            help=f"Change-point detector: {' or '.join(DETECTORS)}.",
+            help=f"Change-point detector: {' or '.join(DETECTORS.names())}.",
         ),
     ] = "potts",
     min_change: Annotated[

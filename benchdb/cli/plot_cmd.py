@@ -52,7 +52,7 @@ def curve(
     curves, units, caches = [], set(), ()
     for k in kernel:
         fits = {}
-        for m in method or list(METHODS):
+        for m in method or METHODS.names():
             lk = prepare_lookup(
                 database,
                 k,
@@ -129,7 +129,7 @@ def roofline(
     import numpy as np
 
     from .. import figures
-    from ..predict.baselines import roofline as model
+    from ..predict.baselines import BASELINES, roofline
     from ..predict.machine_data import machine_data
     from ..predict.source import machine_rows, resolve_machine_caches
 
@@ -144,7 +144,7 @@ def roofline(
         precision=precision,
         environment_id=environment,
     )
-    params = model.fit(data)
+    params = BASELINES.get("roofline").fit(data)
     names = [n for n, _ in mc.level_capacities()]
     kernels = []
     for name, kc in sorted(data.curves.items()):
@@ -152,6 +152,6 @@ def roofline(
             continue
         lvl = data.level_of(kc.curve.footprint)
         rates = {names[i]: float(np.median(kc.curve.rate[lvl == i])) for i in np.unique(lvl)}
-        kernels.append({"kernel": name, "intensity": model.intensity(kc.basis), "rates": rates})
+        kernels.append({"kernel": name, "intensity": roofline.intensity(kc.basis), "rates": rates})
     path = figures.save(figures.roofline(params, kernels), out)
     console.print(f"wrote {path}")

@@ -175,10 +175,10 @@ def predict(
     """
     from ..kernel_defs import builtin_definition
     from ..predict.basis import rate_basis
-    from ..predict.methods import get_method
+    from ..predict.methods import METHODS
     from ..predict.predictions import predict_columns
 
-    get_method(method)  # every option is checked before the database is opened
+    METHODS.get(method)  # every option is checked before the database is opened
     if threads < 1:
         raise UserError(f"--threads {threads} must be at least 1")
     # a built-in kernel is checked before the database is opened; a user's is defined by it

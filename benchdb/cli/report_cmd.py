@@ -32,7 +32,7 @@ def report(
         typer.Option("--inline", help="Put plotly.js inside index.html: one self-contained file."),
     ] = False,
     detector: Annotated[
-        str, typer.Option("--detector", help=f"History detector: {' or '.join(DETECTORS)}.")
+        str, typer.Option("--detector", help=f"History detector: {' or '.join(DETECTORS.names())}.")
     ] = "potts",
     machine: MachineOption = None,
     host: HostOption = None,

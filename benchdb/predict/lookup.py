@@ -42,7 +42,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import cached_property
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -52,7 +51,7 @@ from . import aspect
 from .basis import RateBasis, rate_basis
 from .curve import Curve, build_curve
 from .fit_cache import cached_fit
-from .methods import get_method
+from .methods import METHODS, Method
 from .same_rows import SameRowCurves
 from .source import Selection, machine_rows, resolve_machine_caches, select_rows
 
@@ -75,7 +74,7 @@ class Lookup:
     selection: Selection
     basis: RateBasis
     curve: Curve
-    method: ModuleType
+    method: Method
     params: dict[str, Any]
     model_id: int | None = None
     reused: bool = False
@@ -143,7 +142,7 @@ class Lookup:
             "iterations": iters,
             "threads": sel.threads,
             "precision": sel.precision,
-            "method": self.method.NAME,
+            "method": self.method.name,
             "layer": layer,
             "rate": rate,
             "rate_unit": self.basis.unit,
@@ -186,7 +185,7 @@ class Lookup:
             "threads": sel.threads,
             "precision": sel.precision,
             "context": sel.context,
-            "method": self.method.NAME,
+            "method": self.method.name,
             "rate_unit": self.basis.unit,
             "model_id": self.model_id,
             "refit": not self.reused,
@@ -213,45 +212,45 @@ class Lookup:
         }
 
 
-def bare_lookup(selection: Selection, basis: RateBasis, curve: Curve, module: ModuleType) -> Lookup:
-    """``module`` fitted to ``curve`` now, not stored, without the leave-one-out
+def bare_lookup(selection: Selection, basis: RateBasis, curve: Curve, method: Method) -> Lookup:
+    """``method`` fitted to ``curve`` now, not stored, without the leave-one-out
     column (``interpolation_rel`` NaN): what validation refits many times."""
-    params = {**fit_method(module, curve), "loo_rel": [None] * len(curve)}
-    return Lookup(selection, basis, curve, module, params)
+    params = {**fit_method(method, curve), "loo_rel": [None] * len(curve)}
+    return Lookup(selection, basis, curve, method, params)
 
 
-def fit_method(module: ModuleType, curve: Curve) -> dict[str, Any]:
-    """``module``'s fit of the square curve, with the row-length correction under
+def fit_method(method: Method, curve: Curve) -> dict[str, Any]:
+    """``method``'s fit of the square curve, with the row-length correction under
     ``"aspect"`` fitted to the curve's rectangles against that fit."""
-    params = module.fit(curve.log_x, curve.rate)
+    params = method.fit(curve.log_x, curve.rate)
     rect = curve.rectangles
     if not len(rect):
         return {**params, "aspect": {}}
     u = np.log(rect.footprint)
-    log_ratio = np.log(rect.rate / module.evaluate(params, u))
+    log_ratio = np.log(rect.rate / method.evaluate(params, u))
     return {**params, "aspect": aspect.fit(u, rect.log_aspect, log_ratio)}
 
 
 def method_rates(
-    module: ModuleType, params: dict[str, Any], log_footprint: np.ndarray, log_aspect: np.ndarray
+    method: Method, params: dict[str, Any], log_footprint: np.ndarray, log_aspect: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Rates at (log footprint, log aspect) and whether the aspect was extrapolated."""
     factor, beyond = aspect.evaluate(params["aspect"], log_footprint, log_aspect)
-    return module.evaluate(params, log_footprint) * factor, beyond
+    return method.evaluate(params, log_footprint) * factor, beyond
 
 
-def leave_one_out(module: ModuleType, curve: Curve) -> np.ndarray:
-    """Per point of ``curve``: ``module`` refitted without it, its relative error in
+def leave_one_out(method: Method, curve: Curve) -> np.ndarray:
+    """Per point of ``curve``: ``method`` refitted without it, its relative error in
     time there, ``T_pred / T_meas - 1 = P_meas / P_pred - 1`` (Extra-P's and paper
     003 Fig. 4's cross-validation).  NaN at the two ends (that would test
     extrapolation) and where too few points would remain."""
     out = np.full(len(curve), np.nan)
     for i in range(1, len(curve) - 1):
         rest = curve.drop(i)
-        if len(rest) < module.MIN_POINTS:
+        if len(rest) < method.min_points:
             continue
-        params = module.fit(rest.log_x, rest.rate)
-        out[i] = curve.rate[i] / module.evaluate(params, curve.log_x[i : i + 1])[0] - 1.0
+        params = method.fit(rest.log_x, rest.rate)
+        out[i] = curve.rate[i] / method.evaluate(params, curve.log_x[i : i + 1])[0] - 1.0
     return out
 
 
@@ -281,31 +280,30 @@ def _interval_flags(curve: Curve) -> np.ndarray:
 def fit_lookup(
     db: Database,
     selection: Selection,
-    method: str,
+    method: Method,
     *,
     store: bool = True,
 ) -> Lookup:
     """Build the curve of ``selection`` and fit ``method`` (reusing a stored fit)."""
-    module = get_method(method)
     basis = rate_basis(selection.kernel, selection.precision, db, selection.kernel_version)
     curve = build_curve(selection.rows, basis.work_per_point, basis.geometry)
-    if len(curve) < module.MIN_POINTS:
+    if len(curve) < method.min_points:
         raise UserError(
-            f"method {module.NAME} needs at least {module.MIN_POINTS} measured footprints; "
+            f"method {method.name} needs at least {method.min_points} measured footprints; "
             f"{selection.kernel} has {len(curve)} on {selection.machine.scope.label}; collect more "
             "sizes or use --method linear (needs 2)"
         )
 
     def fit() -> dict[str, Any]:
-        loo = leave_one_out(module, curve)
+        loo = leave_one_out(method, curve)
         loo_rel = [None if np.isnan(e) else float(e) for e in loo]  # JSON has no NaN
-        return {**fit_method(module, curve), "loo_rel": loo_rel}
+        return {**fit_method(method, curve), "loo_rel": loo_rel}
 
     if not store:
-        return Lookup(selection, basis, curve, module, fit())
+        return Lookup(selection, basis, curve, method, fit())
     params, model_id, reused = cached_fit(
         db,
-        kind=f"predictor.{module.NAME}",
+        kind=f"predictor.{method.name}",
         subject=selection.subject,
         scope=selection.machine.scope,
         environment_id=selection.environment_id,
@@ -313,7 +311,7 @@ def fit_lookup(
         selector=selection.selector(),
         fit=fit,
     )
-    return Lookup(selection, basis, curve, module, params, model_id, reused)
+    return Lookup(selection, basis, curve, method, params, model_id, reused)
 
 
 def prepare_lookup(
@@ -336,7 +334,7 @@ def prepare_lookup(
     is stored for reuse unless ``store`` is False or the database is read-only.
     """
     basis = rate_basis(kernel, precision, db)  # unknown kernel/precision: fail before fitting
-    get_method(method)
+    chosen = METHODS.get(method)
     if shapes is not None:
         basis.points_and_footprint(shapes)
     mc = resolve_machine_caches(db, machine, host)
@@ -350,4 +348,4 @@ def prepare_lookup(
         environment_id=environment_id,
         context=context,
     )
-    return fit_lookup(db, selection, method, store=store and not db.read_only)
+    return fit_lookup(db, selection, chosen, store=store and not db.read_only)

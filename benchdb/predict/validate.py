@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import UserError
+from ..registry import check_names
 from . import aspect
 from .baselines import BASELINES
 from .basis import rate_basis
@@ -189,7 +190,7 @@ def _answer_path_loo(lookup: Lookup) -> tuple[list[Checked], int]:
     out, outside = [], 0
     for key, rows in by_shape.items():
         held = lookup.without({key})
-        if len(held.curve) < lookup.method.MIN_POINTS:
+        if len(held.curve) < lookup.method.min_points:
             continue
         cols = held.evaluate(np.array([list(rows[0]["shape"])], dtype=float))
         if cols["extrapolated"][0]:
@@ -228,10 +229,8 @@ def validate(
     """Cross-validation and independent-sweep errors per kernel and method (see module doc)."""
     for k in kernels or []:
         rate_basis(k, precision, db)
-    names = list(methods or [*METHODS, *BASELINES])
-    for n in names:
-        if n not in METHODS and n not in BASELINES:
-            raise UserError(f"unknown method {n!r}; use: {', '.join([*METHODS, *BASELINES])}")
+    names = list(methods or [*METHODS.names(), *BASELINES.names()])
+    check_names(names, METHODS, BASELINES)
     mc: MachineCaches = resolve_machine_caches(db, machine, host)
     rows = [r for r in machine_rows(db, mc.scope, precision=precision) if r["threads"] == threads]
     if not rows:
@@ -262,7 +261,7 @@ def validate(
             environment_id=data.environment_id,
             data={k: kc.curve.fingerprint_data() for k, kc in data.curves.items()},
             selector={"run_ids": list(split.fit_runs), "threads": threads, "precision": precision},
-            fit=lambda b=b: BASELINES[b].fit(data),
+            fit=lambda b=b: BASELINES.get(b).fit(data),
         )[0]
         for b in names
         if b in BASELINES
@@ -277,8 +276,8 @@ def validate(
         check_fp = np.array([c["footprint_bytes"] for c in checks], dtype=float)
         for name in names:
             if name in METHODS:
-                method = METHODS[name]
-                if len(kc.curve) < method.MIN_POINTS:
+                method = METHODS.get(name)
+                if len(kc.curve) < method.min_points:
                     continue
                 lookup = bare_lookup(kc.selection, kc.basis, kc.curve, method)
                 loo_err, loo_outside = _answer_path_loo(lookup)
@@ -290,7 +289,7 @@ def validate(
                     pred_check = beyond = layer = np.zeros(0)
                 loo_kind = "loo"
             else:
-                base = BASELINES[name]
+                base = BASELINES.get(name)
                 params = baseline_params[name]
                 loo = _pct(kc.curve.rate, base.evaluate(params, kc.basis, kc.curve.footprint))
                 point_noise = _point_noise(kc)

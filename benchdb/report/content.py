@@ -111,7 +111,7 @@ def prediction(db: Database, pick: RunPick, points: pd.DataFrame) -> Prediction:
     loo = [abs(e) for e in lookup.params.get("loo_rel", []) if e is not None]
     return Prediction(
         config=str(points["config"].iloc[0]),
-        method=lookup.method.NAME,
+        method=lookup.method.name,
         footprint=x,
         rate=lookup.rates(x),
         run_ids=lookup.curve.run_ids,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchdb.predict.baselines import eq5, escape, roofline
+from benchdb.predict.baselines import BASELINES, eq5, escape
 from benchdb.predict.basis import rate_basis
 from benchdb.predict.curve import build_curve
 from benchdb.predict.machine_data import KernelCurve, MachineData
@@ -52,31 +52,35 @@ def test_eq5_recovers_alpha_and_beta_per_level() -> None:
     for k in ("shallow.cu", "shallow.z", "shallow.h", "stencil2d5"):
         ai = eq5.intensity(rate_basis(k))
         curves[k] = kcurve(k, lambda fp, ai=ai: (beta * ai + alpha) * (2 if fp < 1e6 else 1))
-    params = eq5.fit(data(curves))
+    params = BASELINES.get("eq5").fit(data(curves))
     mem = params["levels"][-1]
     assert mem["alpha"] == pytest.approx(alpha, rel=1e-6) and mem["beta"] == pytest.approx(
         beta, rel=1e-6
     )
     assert params["levels"][0]["beta"] == pytest.approx(2 * beta, rel=1e-6)
     b = rate_basis("shallow.unew")
-    got = eq5.evaluate(params, b, np.array([1e8]))
+    got = BASELINES.get("eq5").evaluate(params, b, np.array([1e8]))
     assert got[0] == pytest.approx(beta * 10 / 7 + alpha, rel=1e-6)
-    assert np.isnan(eq5.evaluate(params, rate_basis("stream.copy"), np.array([1e8]))[0])
+    assert np.isnan(
+        BASELINES.get("eq5").evaluate(params, rate_basis("stream.copy"), np.array([1e8]))[0]
+    )
 
 
 def test_roofline_uses_stream_ceilings_per_level_and_measured_l1_peak() -> None:
     triad = kcurve("stream.triad", lambda fp: level_bw(fp) * 2 / 24)  # flop/s = BW * AI
     hot = kcurve("shallow.z", lambda fp: 9e9 if fp < 32768 else 1e9)
-    params = roofline.fit(data({"stream.triad": triad, "shallow.z": hot}))
+    params = BASELINES.get("roofline").fit(data({"stream.triad": triad, "shallow.z": hot}))
     assert [c["bandwidth"] for c in params["ceilings"]] == pytest.approx(list(LEVEL_BW.values()))
     assert params["peak_flops"] == pytest.approx(9e9)
     b = rate_basis("shallow.cu")  # 3 flops / 24 bytes
     fp = np.array([1e4, 5e5, 1e7, 1e9])
     expected = np.minimum(9e9, 3 / 24 * np.array([100e9, 50e9, 20e9, 8e9]))
-    np.testing.assert_allclose(roofline.evaluate(params, b, fp), expected, rtol=1e-9)
+    np.testing.assert_allclose(
+        BASELINES.get("roofline").evaluate(params, b, fp), expected, rtol=1e-9
+    )
     copy = rate_basis("stream.copy")
     np.testing.assert_allclose(
-        roofline.evaluate(params, copy, fp), list(LEVEL_BW.values()), rtol=1e-9
+        BASELINES.get("roofline").evaluate(params, copy, fp), list(LEVEL_BW.values()), rtol=1e-9
     )
 
 
@@ -86,10 +90,12 @@ def test_escape_blends_level_bandwidths_by_residency() -> None:
     np.testing.assert_allclose(share.sum(axis=1), 1.0)
     assert share[0, 0] == 1.0 and share[1, -1] == pytest.approx(0.5) and share[2, -1] > 0.999
     triad = kcurve("stream.triad", lambda fp: level_bw(fp) * 2 / 24)
-    params = escape.fit(data({"stream.triad": triad}))
+    params = BASELINES.get("escape").fit(data({"stream.triad": triad}))
     copy = rate_basis("stream.copy")
     x = 2 * caps[2]
     expected = (
         caps[0] * 100e9 + (caps[1] - caps[0]) * 50e9 + (caps[2] - caps[1]) * 20e9
     ) / x + 0.5 * 8e9
-    assert escape.evaluate(params, copy, np.array([x]))[0] == pytest.approx(expected, rel=1e-9)
+    assert BASELINES.get("escape").evaluate(params, copy, np.array([x]))[0] == pytest.approx(
+        expected, rel=1e-9
+    )

@@ -16,7 +16,7 @@ def noisy(levels: list[tuple[float, int]], sd: float = 0.01, seed: int = 0) -> n
     return y * (1 + sd * rng.standard_normal(y.size))
 
 
-@pytest.mark.parametrize("name", list(DETECTORS))
+@pytest.mark.parametrize("name", DETECTORS.names())
 def test_finds_an_injected_step_at_its_run(name: str) -> None:
     y = noisy([(1.0, 12), (1.15, 8)])
     steps = get_detector(name).detect(y)
@@ -25,20 +25,20 @@ def test_finds_an_injected_step_at_its_run(name: str) -> None:
     assert steps[0].change == pytest.approx(0.15, abs=0.03)
 
 
-@pytest.mark.parametrize("name", list(DETECTORS))
+@pytest.mark.parametrize("name", DETECTORS.names())
 def test_finds_two_steps_up_and_down(name: str) -> None:
     y = noisy([(1.0, 10), (1.3, 10), (0.9, 10)], seed=1)
     steps = get_detector(name).detect(y)
     assert [(s.index, s.direction) for s in steps] == [(10, "slower"), (20, "faster")]
 
 
-@pytest.mark.parametrize("name", list(DETECTORS))
+@pytest.mark.parametrize("name", DETECTORS.names())
 @pytest.mark.parametrize("seed", range(5))
 def test_flat_noise_has_no_step(name: str, seed: int) -> None:
     assert get_detector(name).detect(noisy([(1.0, 30)], sd=0.02, seed=seed)) == []
 
 
-@pytest.mark.parametrize("name", list(DETECTORS))
+@pytest.mark.parametrize("name", DETECTORS.names())
 def test_steps_below_min_change_are_not_reported(name: str) -> None:
     y = noisy([(1.0, 15), (1.03, 15)], sd=0.001)
     assert get_detector(name).detect(y) == []
@@ -67,7 +67,7 @@ def test_potts_segments_cover_the_series_with_their_medians() -> None:
 
 
 def test_short_and_empty_series() -> None:
-    for name in DETECTORS:
+    for name in DETECTORS.names():
         assert get_detector(name).detect([]) == []
         assert get_detector(name).detect([1.0]) == []
         assert get_detector(name).detect([1.0, 2.0]) == []

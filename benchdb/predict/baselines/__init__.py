@@ -1,15 +1,16 @@
 """Analytic baselines the lookup is judged against (paper 003 §IV; ESCAPE D3.5).
 
-A baseline module provides ``NAME``, ``SUMMARY``, ``fit(data: MachineData) ->
-params`` (JSON-able, fitted per machine from all its kernels) and
-``evaluate(params, basis, footprint) -> rates`` in the kernel's unit, NaN where
-the baseline has nothing to say (eq. 5 for a kernel without flops).
+What a baseline is (:class:`.base.Baseline`) and the registry :data:`BASELINES`
+are in :mod:`.base`; each module defines one baseline and registers it.  The
+order of the imports here is the order the names are listed in.
 """
 
 from __future__ import annotations
 
-from types import ModuleType
+# isort: off
+from . import eq5, roofline, escape  # noqa: F401 (importing registers the baseline)
 
-from . import eq5, escape, roofline
+# isort: on
+from .base import BASELINES, Baseline
 
-BASELINES: dict[str, ModuleType] = {m.NAME: m for m in (eq5, roofline, escape)}
+__all__ = ["BASELINES", "Baseline"]

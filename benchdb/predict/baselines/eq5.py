@@ -18,9 +18,7 @@ import numpy as np
 
 from ..basis import RateBasis
 from ..machine_data import MachineData
-
-NAME = "eq5"
-SUMMARY = "paper 003 eq. 5, Perf = beta*flops/mops + alpha, one fit per cache level"
+from .base import BASELINES
 
 
 def intensity(basis: RateBasis) -> float:
@@ -29,34 +27,42 @@ def intensity(basis: RateBasis) -> float:
     return basis.flops_per_point / mops if basis.unit == "flop/s" and mops > 0 else float("nan")
 
 
-def fit(data: MachineData) -> dict[str, Any]:
-    levels = data.level_capacities()
-    xs: list[list[float]] = [[] for _ in levels]
-    ys: list[list[float]] = [[] for _ in levels]
-    for kc in data.curves.values():
-        ai = intensity(kc.basis)
-        if np.isnan(ai):
-            continue
-        for lvl, rate in zip(data.level_of(kc.curve.footprint), kc.curve.rate, strict=True):
-            xs[lvl].append(ai)
-            ys[lvl].append(float(rate))
-    out = []
-    for (name, _cap), x, y in zip(levels, xs, ys, strict=True):
-        if len(set(x)) >= 2:
-            beta, alpha = np.polyfit(x, y, 1)
-            out.append({"level": name, "alpha": float(alpha), "beta": float(beta), "n": len(x)})
-        else:
-            out.append({"level": name, "alpha": None, "beta": None, "n": len(x)})
-    return {"levels": out, "capacities": [c for _, c in levels[:-1]]}
+class Eq5:
+    name = "eq5"
+    summary = "paper 003 eq. 5, Perf = beta*flops/mops + alpha, one fit per cache level"
+
+    def fit(self, data: MachineData) -> dict[str, Any]:
+        levels = data.level_capacities()
+        xs: list[list[float]] = [[] for _ in levels]
+        ys: list[list[float]] = [[] for _ in levels]
+        for kc in data.curves.values():
+            ai = intensity(kc.basis)
+            if np.isnan(ai):
+                continue
+            for lvl, rate in zip(data.level_of(kc.curve.footprint), kc.curve.rate, strict=True):
+                xs[lvl].append(ai)
+                ys[lvl].append(float(rate))
+        out = []
+        for (name, _cap), x, y in zip(levels, xs, ys, strict=True):
+            if len(set(x)) >= 2:
+                beta, alpha = np.polyfit(x, y, 1)
+                out.append({"level": name, "alpha": float(alpha), "beta": float(beta), "n": len(x)})
+            else:
+                out.append({"level": name, "alpha": None, "beta": None, "n": len(x)})
+        return {"levels": out, "capacities": [c for _, c in levels[:-1]]}
+
+    def evaluate(
+        self, params: dict[str, Any], basis: RateBasis, footprint: np.ndarray
+    ) -> np.ndarray:
+        ai = intensity(basis)
+        lvl = np.searchsorted(np.asarray(params["capacities"]), np.asarray(footprint, dtype=float))
+        coef = np.array(
+            [
+                (np.nan, np.nan) if p["beta"] is None else (p["alpha"], p["beta"])
+                for p in params["levels"]
+            ]
+        )
+        return coef[lvl, 1] * ai + coef[lvl, 0]
 
 
-def evaluate(params: dict[str, Any], basis: RateBasis, footprint: np.ndarray) -> np.ndarray:
-    ai = intensity(basis)
-    lvl = np.searchsorted(np.asarray(params["capacities"]), np.asarray(footprint, dtype=float))
-    coef = np.array(
-        [
-            (np.nan, np.nan) if p["beta"] is None else (p["alpha"], p["beta"])
-            for p in params["levels"]
-        ]
-    )
-    return coef[lvl, 1] * ai + coef[lvl, 0]
+BASELINES.register(Eq5())

@@ -17,11 +17,7 @@ import numpy as np
 
 from ..basis import RateBasis
 from . import roofline
-
-NAME = "escape"
-SUMMARY = "ESCAPE T = max(W*T_flop, Q*T_mop), T_mop from residency-weighted level bandwidths"
-
-fit = roofline.fit
+from .base import BASELINES
 
 
 def shares(capacities: list[float], footprint: np.ndarray) -> np.ndarray:
@@ -32,7 +28,18 @@ def shares(capacities: list[float], footprint: np.ndarray) -> np.ndarray:
     return np.diff(cum, axis=1)
 
 
-def evaluate(params: dict[str, Any], basis: RateBasis, footprint: np.ndarray) -> np.ndarray:
-    share = shares(params["capacities"], footprint)
-    bw = roofline.bandwidths(params)
-    return roofline.attainable(basis, params["peak_flops"], share @ bw)
+class Escape(roofline.Roofline):
+    """The roofline's fit (ceilings and peak), its levels blended by residency."""
+
+    name = "escape"
+    summary = "ESCAPE T = max(W*T_flop, Q*T_mop), T_mop from residency-weighted level bandwidths"
+
+    def evaluate(
+        self, params: dict[str, Any], basis: RateBasis, footprint: np.ndarray
+    ) -> np.ndarray:
+        share = shares(params["capacities"], footprint)
+        bw = roofline.bandwidths(params)
+        return roofline.attainable(basis, params["peak_flops"], share @ bw)
+
+
+BASELINES.register(Escape())

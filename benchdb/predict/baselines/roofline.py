@@ -24,50 +24,7 @@ import numpy as np
 
 from ..basis import RateBasis
 from ..machine_data import MachineData
-
-NAME = "roofline"
-SUMMARY = "min(measured peak, AI x STREAM bandwidth of the resident cache level)"
-
-
-def fit(data: MachineData) -> dict[str, Any]:
-    levels = data.level_capacities()
-    best = [0.0] * len(levels)
-    source = [""] * len(levels)
-    for name, kc in data.curves.items():
-        if not name.startswith("stream."):
-            continue
-        lvl = data.level_of(kc.curve.footprint)
-        for i in np.unique(lvl):
-            bw = float(np.median(kc.byte_rate[lvl == i]))
-            if bw > best[i]:
-                best[i], source[i] = bw, name
-    have = [i for i, b in enumerate(best) if b > 0]
-    ceilings = []
-    for i, (level, _cap) in enumerate(levels):
-        j = min(have, key=lambda h: abs(h - i)) if have else None
-        ceilings.append(
-            {
-                "level": level,
-                "bandwidth": best[j] if j is not None else None,
-                "from": source[j] if j is not None else None,
-                "borrowed_from": levels[j][0] if j is not None and j != i else None,
-            }
-        )
-    l1 = levels[0][1]
-    flops = [
-        (float(r), name, float(x))
-        for name, kc in data.curves.items()
-        if kc.basis.unit == "flop/s"
-        for x, r in zip(kc.curve.footprint, kc.curve.rate, strict=True)
-    ]
-    resident = [f for f in flops if f[2] <= l1] or flops
-    peak = max(resident) if resident else (None, None, None)
-    return {
-        "capacities": [c for _, c in levels[:-1]],
-        "ceilings": ceilings,
-        "peak_flops": peak[0],
-        "peak_from": {"kernel": peak[1], "footprint_bytes": peak[2]},
-    }
+from .base import BASELINES
 
 
 def bandwidths(params: dict[str, Any]) -> np.ndarray:
@@ -91,6 +48,55 @@ def attainable(basis: RateBasis, peak: float | None, bandwidth: np.ndarray) -> n
     return np.minimum(peak, intensity(basis) * bandwidth)
 
 
-def evaluate(params: dict[str, Any], basis: RateBasis, footprint: np.ndarray) -> np.ndarray:
-    lvl = np.searchsorted(np.asarray(params["capacities"]), np.asarray(footprint, dtype=float))
-    return attainable(basis, params["peak_flops"], bandwidths(params)[lvl])
+class Roofline:
+    name = "roofline"
+    summary = "min(measured peak, AI x STREAM bandwidth of the resident cache level)"
+
+    def fit(self, data: MachineData) -> dict[str, Any]:
+        levels = data.level_capacities()
+        best = [0.0] * len(levels)
+        source = [""] * len(levels)
+        for name, kc in data.curves.items():
+            if not name.startswith("stream."):
+                continue
+            lvl = data.level_of(kc.curve.footprint)
+            for i in np.unique(lvl):
+                bw = float(np.median(kc.byte_rate[lvl == i]))
+                if bw > best[i]:
+                    best[i], source[i] = bw, name
+        have = [i for i, b in enumerate(best) if b > 0]
+        ceilings = []
+        for i, (level, _cap) in enumerate(levels):
+            j = min(have, key=lambda h: abs(h - i)) if have else None
+            ceilings.append(
+                {
+                    "level": level,
+                    "bandwidth": best[j] if j is not None else None,
+                    "from": source[j] if j is not None else None,
+                    "borrowed_from": levels[j][0] if j is not None and j != i else None,
+                }
+            )
+        l1 = levels[0][1]
+        flops = [
+            (float(r), name, float(x))
+            for name, kc in data.curves.items()
+            if kc.basis.unit == "flop/s"
+            for x, r in zip(kc.curve.footprint, kc.curve.rate, strict=True)
+        ]
+        resident = [f for f in flops if f[2] <= l1] or flops
+        peak = max(resident) if resident else (None, None, None)
+        return {
+            "capacities": [c for _, c in levels[:-1]],
+            "ceilings": ceilings,
+            "peak_flops": peak[0],
+            "peak_from": {"kernel": peak[1], "footprint_bytes": peak[2]},
+        }
+
+    def evaluate(
+        self, params: dict[str, Any], basis: RateBasis, footprint: np.ndarray
+    ) -> np.ndarray:
+        lvl = np.searchsorted(np.asarray(params["capacities"]), np.asarray(footprint, dtype=float))
+        return attainable(basis, params["peak_flops"], bandwidths(params)[lvl])
+
+
+BASELINES.register(Roofline())

@@ -1,26 +1,17 @@
 """The interpolation methods, one module each (like Kerncraft's ``models/``).
 
-A method module provides ``NAME``, ``MIN_POINTS``, ``SUMMARY``,
-``fit(u, y) -> params`` (``u`` the natural log of the footprints, sorted;
-``y`` the rates; ``params`` JSON-able, with ``fit_rms_rel``) and
-``evaluate(params, u) -> y``.  Add a method by adding a module and listing it
-in :data:`METHODS`.
+What a method is (:class:`.base.Method`) and the registry :data:`METHODS` are in
+:mod:`.base`; each module defines one method and registers it.  Add a method by
+adding a module and importing it here: the order of the imports is the order
+``--method`` lists the names in.
 """
 
 from __future__ import annotations
 
-from types import ModuleType
+# isort: off
+from . import linear, pchip, logcurve  # noqa: F401 (importing registers the method)
 
-from ...errors import UserError
-from . import linear, logcurve, pchip
+# isort: on
+from .base import DEFAULT_METHOD, METHODS, Method
 
-METHODS: dict[str, ModuleType] = {m.NAME: m for m in (linear, pchip, logcurve)}
-DEFAULT_METHOD = "pchip"
-
-
-def get_method(name: str) -> ModuleType:
-    """The method module called ``name``; :class:`UserError` listing the valid ones."""
-    try:
-        return METHODS[name]
-    except KeyError:
-        raise UserError(f"unknown method {name!r}; use one of: {', '.join(METHODS)}") from None
+__all__ = ["DEFAULT_METHOD", "METHODS", "Method"]

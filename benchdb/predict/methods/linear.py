@@ -15,14 +15,18 @@ from typing import Any
 import numpy as np
 
 from . import ppoly
-
-NAME = "linear"
-MIN_POINTS = 2
-SUMMARY = "piecewise linear in log footprint between measured points (paper 003 Fig. 3)"
+from .base import METHODS
 
 
-def fit(u: np.ndarray, y: np.ndarray) -> dict[str, Any]:
-    return ppoly.to_params(u, ppoly.linear_coefs(u, y), fit_rms_rel=0.0)
+class Linear:
+    name = "linear"
+    min_points = 2
+    summary = "piecewise linear in log footprint between measured points (paper 003 Fig. 3)"
+
+    def fit(self, u: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+        return ppoly.to_params(u, ppoly.linear_coefs(u, y), fit_rms_rel=0.0)
+
+    evaluate = staticmethod(ppoly.evaluate)
 
 
-evaluate = ppoly.evaluate
+METHODS.register(Linear())

@@ -23,10 +23,7 @@ from typing import Any
 import numpy as np
 
 from . import ppoly
-
-NAME = "logcurve"
-MIN_POINTS = 4
-SUMMARY = "paper 003 eq. 10: two log-linear pieces through peak and memory plateau"
+from .base import METHODS
 
 
 def _design(u: np.ndarray, u1: np.ndarray, u2: np.ndarray) -> np.ndarray:
@@ -49,7 +46,8 @@ def _solve(
     return np.sqrt(np.mean(rel**2, axis=1)), coef
 
 
-def fit(u: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+def fit_eq10(u: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+    """The breakpoints and pieces of eq. 10 fitted to ``(u, y)`` (see the module docstring)."""
     from scipy.optimize import minimize
 
     u0, un = float(u[0]), float(u[-1])
@@ -87,4 +85,13 @@ def fit(u: np.ndarray, y: np.ndarray) -> dict[str, Any]:
     )
 
 
-evaluate = ppoly.evaluate
+class LogCurve:
+    name = "logcurve"
+    min_points = 4
+    summary = "paper 003 eq. 10: two log-linear pieces through peak and memory plateau"
+
+    fit = staticmethod(fit_eq10)
+    evaluate = staticmethod(ppoly.evaluate)
+
+
+METHODS.register(LogCurve())

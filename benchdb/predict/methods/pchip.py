@@ -14,17 +14,21 @@ from typing import Any
 import numpy as np
 
 from . import ppoly
-
-NAME = "pchip"
-MIN_POINTS = 2
-SUMMARY = "monotone cubic (PCHIP) in log footprint through the measured points"
+from .base import METHODS
 
 
-def fit(u: np.ndarray, y: np.ndarray) -> dict[str, Any]:
-    from scipy.interpolate import PchipInterpolator
+class Pchip:
+    name = "pchip"
+    min_points = 2
+    summary = "monotone cubic (PCHIP) in log footprint through the measured points"
 
-    spline = PchipInterpolator(u, y, extrapolate=False)
-    return ppoly.to_params(spline.x, spline.c, fit_rms_rel=0.0)
+    def fit(self, u: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+        from scipy.interpolate import PchipInterpolator
+
+        spline = PchipInterpolator(u, y, extrapolate=False)
+        return ppoly.to_params(spline.x, spline.c, fit_rms_rel=0.0)
+
+    evaluate = staticmethod(ppoly.evaluate)
 
 
-evaluate = ppoly.evaluate
+METHODS.register(Pchip())

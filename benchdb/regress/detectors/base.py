@@ -2,7 +2,8 @@
 
 Detectors are pluggable (docs/design.md "Regression tracking"): each module in
 this package defines one class with a ``name``, documented thresholds as
-constructor arguments, and ``detect(values) -> list[Step]``.  The series is
+constructor arguments, and ``detect(values) -> list[Step]``, and registers the
+class in :data:`DETECTORS` (:mod:`benchdb.registry`).  The series is
 a benchmark's median time per run, oldest first; a :class:`Step` at index
 ``i`` means the level changed between run ``i - 1`` and run ``i``.
 """
@@ -12,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
+
+from ...registry import Registry
 
 DEFAULT_MIN_CHANGE = 0.05
 """Steps smaller than this relative change (5 %) are not reported, as in ``compare``."""
@@ -50,3 +53,8 @@ class Detector(Protocol):
 
     def detect(self, values: Sequence[float]) -> list[Step]:
         """The steps of ``values`` (oldest first), each larger than ``min_change``."""
+
+
+DETECTORS: Registry[type[Detector]] = Registry("detector")
+"""The detector classes by name, as ``--detector`` chooses them; an instance carries the
+thresholds (:func:`benchdb.regress.detectors.get_detector`)."""

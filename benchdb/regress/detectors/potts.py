@@ -38,7 +38,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .base import DEFAULT_MIN_CHANGE, Step
+from .base import DEFAULT_MIN_CHANGE, DETECTORS, Step
 
 BETA = 4.0
 """asv's penalty: ``beta * ln(n) / n`` per segment in the criterion."""
@@ -143,3 +143,6 @@ class PottsDetector:
             if before > 0 and jump / before > self.min_change:
                 steps.append(Step(index=start, before=before, after=after, score=jump / scale))
         return steps
+
+
+DETECTORS.register(PottsDetector)

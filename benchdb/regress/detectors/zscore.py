@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .base import DEFAULT_MIN_CHANGE, Step
+from .base import DEFAULT_MIN_CHANGE, DETECTORS, Step
 
 Z_THRESHOLD = 5.0
 """Conbench's default z-score threshold."""
@@ -95,3 +95,6 @@ class ZScoreDetector:
             else:
                 level[i] = level[i - 1]
         return steps
+
+
+DETECTORS.register(ZScoreDetector)

@@ -72,27 +72,6 @@ def read_shapes_file(path: Path, ndim: int) -> list[tuple[int, ...]]:
     return shapes
 
 
-def _rows(cols: dict[str, Any], ndim: int) -> list[dict[str, Any]]:
-    n = len(cols["rate"])
-    out = []
-    for i in range(n):
-        row = {
-            k: (v[i] if hasattr(v, "__len__") and not isinstance(v, str) else v)
-            for k, v in cols.items()
-            if not k.startswith("shape_")
-        }
-        row["shape"] = "x".join(str(int(cols[f"shape_{d}"][i])) for d in range(ndim))
-        row["extrapolated"] = bool(row["extrapolated"])
-        row["aspect_extrapolated"] = bool(row["aspect_extrapolated"])
-        row["same_rows"] = bool(row["same_rows"])
-        row["layer"] = str(row["layer"])
-        row["log_aspect"] = float(row["log_aspect"])
-        interp = float(row["interpolation_rel"])
-        row["interpolation_rel"] = interp if math.isfinite(interp) else None  # JSON has no NaN
-        out.append(row)
-    return out
-
-
 def _fmt_rel(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
@@ -195,6 +174,7 @@ def predict(
             host=host,
             environment_id=environment,
             context=context,
+            basis=basis,
         )
         _print_speedup(report, as_json)
         return
@@ -213,11 +193,12 @@ def predict(
     if iterations < 1:
         raise UserError(f"--iterations must be at least 1, not {iterations}")
     database = database or open_db(db)
-    lookup, cols = predict_columns(
+    lookup, predictions = predict_columns(
         database,
         kernel,
         shapes,
         iterations=iterations,
+        basis=basis,
         threads=threads,
         method=method,
         precision=precision,
@@ -226,7 +207,7 @@ def predict(
         environment_id=environment,
         context=context,
     )
-    rows = _rows(cols, ndim)
+    rows = predictions.rows()
     if as_json:
         print_json({"lookup": lookup.describe(), "predictions": rows})
         return

@@ -38,6 +38,14 @@ class RateBasis:
     precision: str
     work_per_point: float
     unit: str  # "flop/s", "B/s" or "point/s"
+    version: str | None = None  # of a user's kernel; None: built-in, one definition for all
+
+    def of_version(self, version: str | None, db: Database | None) -> RateBasis:
+        """This basis for the kernel's ``version``: itself where that version shares
+        its definition, so a prediction reads the definition once."""
+        if self.version is None or self.version == version:
+            return self
+        return rate_basis(self.kernel.name, self.precision, db, version)
 
     @property
     def flops_per_point(self) -> float:
@@ -84,6 +92,21 @@ class RateBasis:
             )
         return points, footprint
 
+    def blocks(self, shapes: np.ndarray) -> Blocks:
+        """``shapes`` with their points and footprints (:meth:`points_and_footprint`)."""
+        return Blocks(self, shapes, *self.points_and_footprint(shapes))
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """Query shapes sized once under ``basis``: a prediction checks them before it
+    writes a fit and evaluates the same arrays."""
+
+    basis: RateBasis
+    shapes: np.ndarray  # (n, ndim), as given
+    points: np.ndarray
+    footprint: np.ndarray
+
 
 def benchmark_of(kernel: str) -> str:
     """What ``benchdb collect --kernels`` takes to measure ``kernel``: its built-in
@@ -109,7 +132,7 @@ def rate_basis(
         work, unit = info.bytes_per_point(precision), "B/s"
     else:
         work, unit = 1.0, "point/s"
-    return RateBasis(info, found.geometry, precision, work, unit)
+    return RateBasis(info, found.geometry, precision, work, unit, found.version)
 
 
 def shapes_array(shapes: Any, ndim: int) -> np.ndarray:

@@ -48,7 +48,8 @@ import numpy as np
 
 from ..errors import UserError
 from . import aspect
-from .basis import RateBasis, rate_basis
+from .answers import Answers
+from .basis import Blocks, RateBasis, rate_basis
 from .curve import Curve, build_curve
 from .fit_cache import cached_fit
 from .methods import METHODS, Method
@@ -96,12 +97,16 @@ class Lookup:
         """The square curve's fitted rates at ``footprint`` (bytes)."""
         return self.method.evaluate(self.params, np.log(footprint))
 
-    def evaluate(self, shapes: np.ndarray, iterations: Any = 1) -> dict[str, Any]:
-        """Columns (numpy arrays) of predictions for each row of ``shapes`` (n, ndim)."""
+    def evaluate(self, shapes: np.ndarray | Blocks, iterations: Any = 1) -> Answers:
+        """The answers for each row of ``shapes`` (n, ndim), or of the :class:`Blocks`
+        the caller sized already (with this lookup's basis: else they are sized again)."""
+        blocks = shapes if isinstance(shapes, Blocks) else self.basis.blocks(shapes)
+        if blocks.basis is not self.basis:  # sized by another version's definition
+            blocks = self.basis.blocks(blocks.shapes)
+        shapes, points, footprint = blocks.shapes, blocks.points, blocks.footprint
         iters = np.broadcast_to(np.asarray(iterations, dtype=float), len(shapes))
         if (iters <= 0).any():
             raise UserError("iterations must be a positive number")
-        points, footprint = self.basis.points_and_footprint(shapes)
         u = np.log(footprint)
         log_aspect = aspect.log_aspect(self.basis.geometry, shapes)
         rate, aspect_beyond = method_rates(self.method, self.params, u, log_aspect)
@@ -134,31 +139,31 @@ class Lookup:
             layer[f] = AnswerLayer.SAME_ROWS.value
         time = self.basis.work_per_point * points * iters / rate
         sel = self.selection
-        return {
-            **{f"shape_{d}": shapes[:, d] for d in range(shapes.shape[1])},
-            "kernel": sel.kernel,
-            "points": points,
-            "footprint_bytes": footprint,
-            "iterations": iters,
-            "threads": sel.threads,
-            "precision": sel.precision,
-            "method": self.method.name,
-            "layer": layer,
-            "rate": rate,
-            "rate_unit": self.basis.unit,
-            "time_s": time,
-            "uncertainty_rel": unc,
-            "interpolation_rel": interp,
-            "extrapolated": extrap,
-            "log_aspect": log_aspect,
-            "aspect_extrapolated": aspect_beyond,
-            "same_rows": own.found if own is not None else np.zeros(len(shapes), dtype=bool),
-            "lo_footprint_bytes": lo_fp,
-            "hi_footprint_bytes": hi_fp,
-            "point_flags": flags,
-            "environment_id": sel.environment_id,
-            "model_id": self.model_id,
-        }
+        return Answers(
+            shapes=shapes,
+            kernel=sel.kernel,
+            points=points,
+            footprint_bytes=footprint,
+            iterations=iters,
+            threads=sel.threads,
+            precision=sel.precision,
+            method=self.method.name,
+            layer=layer,
+            rate=rate,
+            rate_unit=self.basis.unit,
+            time_s=time,
+            uncertainty_rel=unc,
+            interpolation_rel=interp,
+            extrapolated=extrap,
+            log_aspect=log_aspect,
+            aspect_extrapolated=aspect_beyond,
+            same_rows=own.found if own is not None else np.zeros(len(shapes), dtype=bool),
+            lo_footprint_bytes=lo_fp,
+            hi_footprint_bytes=hi_fp,
+            point_flags=flags,
+            environment_id=sel.environment_id,
+            model_id=self.model_id,
+        )
 
     def without(self, shape_keys: set[str]) -> Lookup:
         """This lookup refitted as if the blocks ``shape_keys`` had never been measured.
@@ -281,11 +286,13 @@ def fit_lookup(
     db: Database,
     selection: Selection,
     method: Method,
+    basis: RateBasis,
     *,
     store: bool = True,
 ) -> Lookup:
-    """Build the curve of ``selection`` and fit ``method`` (reusing a stored fit)."""
-    basis = rate_basis(selection.kernel, selection.precision, db, selection.kernel_version)
+    """Build the curve of ``selection`` and fit ``method`` (reusing a stored fit);
+    ``basis`` is the kernel's, made the selection's version's where that differs."""
+    basis = basis.of_version(selection.kernel_version, db)
     curve = build_curve(selection.rows, basis.work_per_point, basis.geometry)
     if len(curve) < method.min_points:
         raise UserError(
@@ -325,18 +332,18 @@ def prepare_lookup(
     host: str | None = None,
     environment_id: int | None = None,
     context: str | None = None,
-    shapes: np.ndarray | None = None,
+    basis: RateBasis | None = None,
     store: bool = True,
 ) -> Lookup:
     """Everything up to evaluation: check inputs, select the data, fit or reuse.
 
-    ``shapes``, when given, are checked here, before anything is written.  The fit
-    is stored for reuse unless ``store`` is False or the database is read-only.
+    ``basis``, the kernel's :func:`rate_basis` at ``precision`` where the caller has
+    it already, is not read again.  The fit is stored for reuse unless ``store`` is
+    False or the database is read-only.
     """
-    basis = rate_basis(kernel, precision, db)  # unknown kernel/precision: fail before fitting
+    if basis is None:  # unknown kernel/precision: fail before fitting
+        basis = rate_basis(kernel, precision, db)
     chosen = METHODS.get(method)
-    if shapes is not None:
-        basis.points_and_footprint(shapes)
     mc = resolve_machine_caches(db, machine, host)
     rows = machine_rows(db, mc.scope, kernels=[kernel], precision=precision)
     selection = select_rows(
@@ -348,4 +355,4 @@ def prepare_lookup(
         environment_id=environment_id,
         context=context,
     )
-    return fit_lookup(db, selection, chosen, store=store and not db.read_only)
+    return fit_lookup(db, selection, chosen, basis, store=store and not db.read_only)

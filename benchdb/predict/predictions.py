@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
-import numpy as np
-
-from .basis import rate_basis, shapes_array
+from .answers import Answers
+from .basis import RateBasis, rate_basis, shapes_array
 from .lookup import Lookup, prepare_lookup
 from .methods import DEFAULT_METHOD
 
@@ -42,14 +41,26 @@ class LookupOptions(TypedDict, total=False):
 
 
 def predict_columns(
-    db: Database, kernel: str, shapes: Any, *, iterations: Any = 1, **options: Unpack[LookupOptions]
-) -> tuple[Lookup, dict[str, Any]]:
-    """The fitted lookup and the prediction columns (numpy arrays), without pandas."""
+    db: Database,
+    kernel: str,
+    shapes: Any,
+    *,
+    iterations: Any = 1,
+    basis: RateBasis | None = None,
+    **options: Unpack[LookupOptions],
+) -> tuple[Lookup, Answers]:
+    """The fitted lookup and its predictions (numpy columns), without pandas.
+
+    ``basis`` is the kernel's :func:`rate_basis` at the options' precision where the
+    caller has it already: a prediction reads the kernel's definition and sizes
+    the shapes once, and the shapes are checked before a fit is written.
+    """
     options.setdefault("method", DEFAULT_METHOD)
-    ndim = rate_basis(kernel, options.get("precision", "float64"), db).geometry.ndim
-    arr = shapes_array(shapes, ndim)
-    lookup = prepare_lookup(db, kernel, shapes=arr, **options)
-    return lookup, lookup.evaluate(arr, iterations)
+    if basis is None:
+        basis = rate_basis(kernel, options.get("precision", "float64"), db)
+    blocks = basis.blocks(shapes_array(shapes, basis.geometry.ndim))
+    lookup = prepare_lookup(db, kernel, basis=basis, **options)
+    return lookup, lookup.evaluate(blocks, iterations)
 
 
 def predict(
@@ -69,10 +80,4 @@ def predict(
     ``environment_id`` and the ``model_id`` of the stored fit.  ``options``
     select the curve (:class:`LookupOptions`).
     """
-    import pandas as pd
-
-    _, cols = predict_columns(db, kernel, shapes, iterations=iterations, **options)
-    n = len(cols["rate"])
-    return pd.DataFrame(
-        {k: np.broadcast_to(v, n) if np.ndim(v) == 0 else v for k, v in cols.items()}
-    )
+    return predict_columns(db, kernel, shapes, iterations=iterations, **options)[1].frame()

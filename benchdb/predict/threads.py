@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import UserError
-from .basis import rate_basis
+from .basis import RateBasis, rate_basis
 from .curve import build_curve
 from .source import machine_rows, resolve_machine_caches, select_rows
 
@@ -50,9 +50,12 @@ def thread_scaling(
     host: str | None = None,
     environment_id: int | None = None,
     context: str | None = None,
+    basis: RateBasis | None = None,
 ) -> dict[str, Any]:
-    """Speedup over 1 thread per level and thread count, and Amdahl's f per level."""
-    rate_basis(kernel, precision, db)  # unknown kernel/precision: fail before any query
+    """Speedup over 1 thread per level and thread count, and Amdahl's f per level
+    (``basis``: the kernel's :func:`rate_basis` at ``precision``, where the caller has it)."""
+    if basis is None:  # unknown kernel/precision: fail before any query
+        basis = rate_basis(kernel, precision, db)
     mc = resolve_machine_caches(db, machine, host)
     rows = machine_rows(db, mc.scope, kernels=[kernel], precision=precision)
     base = select_rows(
@@ -69,7 +72,7 @@ def thread_scaling(
             f"{kernel} was measured with 1 thread only; collect more thread counts, e.g. "
             f"`benchdb collect --kernels {kernel} --threads 1,2`"
         )
-    basis = rate_basis(kernel, precision, db, base.kernel_version)
+    basis = basis.of_version(base.kernel_version, db)
     ref = build_curve(base.rows, basis.work_per_point, basis.geometry)
     names = [n for n, _ in mc.level_capacities()]
     per: dict[int, dict[int, list[float]]] = {}

@@ -192,17 +192,17 @@ def _answer_path_loo(lookup: Lookup) -> tuple[list[Checked], int]:
         held = lookup.without({key})
         if len(held.curve) < lookup.method.min_points:
             continue
-        cols = held.evaluate(np.array([list(rows[0]["shape"])], dtype=float))
-        if cols["extrapolated"][0]:
+        answer = held.evaluate(np.array([list(rows[0]["shape"])], dtype=float))
+        if answer.extrapolated[0]:
             outside += 1
             continue
         measured = _measured_rate(rows, lookup.basis.work_per_point)
         about = {
             "shape": key,
             "footprint_bytes": float(rows[0]["footprint_bytes"]),
-            "layer": str(cols["layer"][0]),
+            "layer": str(answer.layer[0]),
         }
-        out.append(Checked(float(_pct(measured, cols["rate"][0])), about, repeat_noise(rows)))
+        out.append(Checked(float(_pct(measured, answer.rate[0])), about, repeat_noise(rows)))
     return out, outside
 
 
@@ -282,9 +282,8 @@ def validate(
                 lookup = bare_lookup(kc.selection, kc.basis, kc.curve, method)
                 loo_err, loo_outside = _answer_path_loo(lookup)
                 if checks:
-                    cols = lookup.evaluate(check_shapes)
-                    pred_check, beyond = cols["rate"], cols["extrapolated"]
-                    layer = cols["layer"]
+                    answer = lookup.evaluate(check_shapes)
+                    pred_check, beyond, layer = answer.rate, answer.extrapolated, answer.layer
                 else:
                     pred_check = beyond = layer = np.zeros(0)
                 loo_kind = "loo"

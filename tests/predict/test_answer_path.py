@@ -126,6 +126,6 @@ def test_a_lookup_without_a_shape_answers_as_one_never_given_it(sdb) -> None:
         curve = build_curve(rows, full.basis.work_per_point, full.basis.geometry)
         fresh = bare_lookup(replace(full.selection, rows=rows), full.basis, curve, full.method)
         got, want = full.without({left_out}).evaluate(queries), fresh.evaluate(queries)
-        assert list(got["layer"]) == list(want["layer"]), left_out
-        np.testing.assert_allclose(got["rate"], want["rate"], rtol=1e-12)
-        np.testing.assert_allclose(got["uncertainty_rel"], want["uncertainty_rel"], rtol=1e-12)
+        assert list(got.layer) == list(want.layer), left_out
+        np.testing.assert_allclose(got.rate, want.rate, rtol=1e-12)
+        np.testing.assert_allclose(got.uncertainty_rel, want.uncertainty_rel, rtol=1e-12)

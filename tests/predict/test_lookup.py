@@ -148,3 +148,29 @@ def test_method_needing_more_points_says_how_many(sdb) -> None:
     add_run(sdb, "stencil2d5", SIZES[:3], step_curve())
     with pytest.raises(UserError, match="at least 4 measured footprints; stencil2d5 has 3"):
         predict(sdb, "stencil2d5", [(100, 100)], method="logcurve")
+
+
+def test_a_prediction_reads_the_definition_and_sizes_the_shapes_once(sdb, monkeypatch) -> None:
+    from benchdb.predict import basis, predictions
+
+    add_run(sdb, "stencil2d5", SIZES, step_curve())
+    calls = {"definition": 0, "sized": 0}
+    definition, sized = basis.definition, basis.RateBasis.points_and_footprint
+
+    def count_definition(*args):
+        calls["definition"] += 1
+        return definition(*args)
+
+    def count_sized(self, shapes):
+        calls["sized"] += 1
+        return sized(self, shapes)
+
+    monkeypatch.setattr(basis, "definition", count_definition)
+    monkeypatch.setattr(basis.RateBasis, "points_and_footprint", count_sized)
+    lookup, answer = predictions.predict_columns(sdb, "stencil2d5", [(300, 200), (700, 120)])
+    assert calls == {"definition": 1, "sized": 1}
+    assert len(answer) == 2 and answer.method == lookup.method.name == "pchip"
+    rows, frame = answer.rows(), answer.frame()
+    assert [r["shape"] for r in rows] == ["300x200", "700x120"]
+    assert list(frame.columns[:3]) == ["shape_0", "shape_1", "kernel"]
+    assert frame.time_s.tolist() == answer.time_s.tolist()

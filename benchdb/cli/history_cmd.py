@@ -8,7 +8,7 @@ import typer
 
 from ..regress import DETECTORS, get_detector, kernel_history
 from ..regress.baseline import baseline_changes
-from ..regress.detectors.base import DEFAULT_MIN_CHANGE
+from ..regress.detectors.detector import DEFAULT_MIN_CHANGE
 from ..regress.detectors.zscore import Z_THRESHOLD
 from ..units import fmt_bytes, fmt_seconds
 from .common import (

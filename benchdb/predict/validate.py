@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import UserError
-from ..registry import check_names
+from ..plugin_registry import check_names
 from . import aspect
 from .baselines import BASELINES
 from .basis import rate_basis

@@ -11,6 +11,6 @@ from __future__ import annotations
 from . import eq5, roofline, escape  # noqa: F401 (importing registers the baseline)
 
 # isort: on
-from .base import BASELINES, Baseline
+from .baseline_model import BASELINES, Baseline
 
 __all__ = ["BASELINES", "Baseline"]

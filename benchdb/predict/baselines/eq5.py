@@ -18,7 +18,7 @@ import numpy as np
 
 from ..basis import RateBasis
 from ..machine_data import MachineData
-from .base import BASELINES
+from .baseline_model import BASELINES
 
 
 def intensity(basis: RateBasis) -> float:

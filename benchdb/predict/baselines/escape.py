@@ -17,7 +17,7 @@ import numpy as np
 
 from ..basis import RateBasis
 from . import roofline
-from .base import BASELINES
+from .baseline_model import BASELINES
 
 
 def shares(capacities: list[float], footprint: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..basis import RateBasis
 from ..machine_data import MachineData
-from .base import BASELINES
+from .baseline_model import BASELINES
 
 
 def bandwidths(params: dict[str, Any]) -> np.ndarray:

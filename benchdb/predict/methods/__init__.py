@@ -12,6 +12,6 @@ from __future__ import annotations
 from . import linear, pchip, logcurve  # noqa: F401 (importing registers the method)
 
 # isort: on
-from .base import DEFAULT_METHOD, METHODS, Method
+from .method import DEFAULT_METHOD, METHODS, Method
 
 __all__ = ["DEFAULT_METHOD", "METHODS", "Method"]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from . import ppoly
-from .base import METHODS
+from .method import METHODS
 
 
 class Linear:

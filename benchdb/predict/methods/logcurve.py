@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from . import ppoly
-from .base import METHODS
+from .method import METHODS
 
 
 def _design(u: np.ndarray, u1: np.ndarray, u2: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import potts, zscore  # noqa: F401 (importing registers the detector)
-from .base import DEFAULT_MIN_CHANGE, DETECTORS, Detector, Step
+from .detector import DEFAULT_MIN_CHANGE, DETECTORS, Detector, Step
 
 
 def get_detector(name: str, **params: Any) -> Detector:

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .base import DEFAULT_MIN_CHANGE, DETECTORS, Step
+from .detector import DEFAULT_MIN_CHANGE, DETECTORS, Step
 
 BETA = 4.0
 """asv's penalty: ``beta * ln(n) / n`` per segment in the criterion."""

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .base import DEFAULT_MIN_CHANGE, DETECTORS, Step
+from .detector import DEFAULT_MIN_CHANGE, DETECTORS, Step
 
 Z_THRESHOLD = 5.0
 """Conbench's default z-score threshold."""

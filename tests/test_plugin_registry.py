@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import pytest
 
 from benchdb.errors import UserError
+from benchdb.plugin_registry import Registry, check_names
 from benchdb.predict.baselines import BASELINES
 from benchdb.predict.methods import METHODS
-from benchdb.registry import Registry, check_names
 from benchdb.regress.detectors import DETECTORS
 
 

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ...registry import Registry
+from ...plugin_registry import Registry
 
 
 class Method(Protocol):

@@ -3,7 +3,7 @@
 Detectors are pluggable (docs/design.md "Regression tracking"): each module in
 this package defines one class with a ``name``, documented thresholds as
 constructor arguments, and ``detect(values) -> list[Step]``, and registers the
-class in :data:`DETECTORS` (:mod:`benchdb.registry`).  The series is
+class in :data:`DETECTORS` (:mod:`benchdb.plugin_registry`).  The series is
 a benchmark's median time per run, oldest first; a :class:`Step` at index
 ``i`` means the level changed between run ``i - 1`` and run ``i``.
 """
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from ...registry import Registry
+from ...plugin_registry import Registry
 
 DEFAULT_MIN_CHANGE = 0.05
 """Steps smaller than this relative change (5 %) are not reported, as in ``compare``."""

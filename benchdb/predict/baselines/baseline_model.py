@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ...registry import Registry
+from ...plugin_registry import Registry
 from ..basis import RateBasis
 from ..machine_data import MachineData
 

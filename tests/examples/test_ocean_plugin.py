@@ -171,7 +171,7 @@ def test_mixing_without_a_flux_keeps_heat_and_bounds(benches, precision) -> None
     assert start.min() * (1 - tol) <= temp.min() and temp.max() <= start.max() * (1 + tol)
 
 
-def scaling_ratios(prepared, name: str, tries: int = 3, samples: int = 5) -> list[float]:
+def scaling_ratios(prepared, name: str, tries: int = 5, samples: int = 9) -> list[float]:
     """min time(2R) / min time(R), up to ``tries`` times until one is in [1.5, 3].
 
     R makes a sample last a few milliseconds; the R and 2R samples are interleaved and

@@ -257,7 +257,7 @@ def predict(
     if any(r["layer"] == "same_rows" for r in rows):
         notes.append(
             "same_rows: measured blocks with these rows bracket the footprint within 19 %; "
-            "they answer, not the curve (the row length alone moves a rate by 10-20 %)"
+            "they answer instead of the footprint curve (why: docs/findings/lookup-layers.md)"
         )
     if any(r["layer"] == "aspect" for r in rows):
         notes.append(

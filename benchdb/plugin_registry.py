@@ -4,7 +4,8 @@ The predictor's interpolation methods (:mod:`benchdb.predict.methods`), its
 analytic baselines (:mod:`benchdb.predict.baselines`) and the regression
 tracker's change-point detectors (:mod:`benchdb.regress.detectors`) are
 chosen by name on the command line.  Each kind defines what an entry is (a
-``Protocol`` in its ``base`` module) and one :class:`Registry`; the module
+``Protocol``: ``methods/method.py``, ``baselines/baseline_model.py``,
+``detectors/detector.py``) and one :class:`Registry`; the module
 that defines an entry registers it there, as Extra-P's modelers register
 themselves, and the kind's package imports its modules in the order their
 names are listed.  Adding an entry is adding a module.

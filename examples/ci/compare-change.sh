@@ -39,6 +39,10 @@ comment=$(realpath -m "${3:-benchdb-comment.md}")
 : "${BENCHDB_COLLECT:=--quick}"
 install=${BENCHDB_INSTALL-python -m pip install --quiet .}
 base_runs=${BENCHDB_BASE_RUNS:-3}
+if ! [[ $base_runs =~ ^[1-9][0-9]*$ ]]; then
+  echo "BENCHDB_BASE_RUNS=$base_runs is not a number of runs; set it to 1 or more, e.g. 3" >&2
+  exit 2
+fi
 export BENCHDB_URL
 
 collect() {  # DIR TAG...: install the kernels of checkout DIR, collect once per TAG

@@ -53,6 +53,19 @@ def test_base_and_change_are_collected_compared_and_the_markdown_written(tmp_pat
     assert "== base-replicate-1:" in proc.stderr
 
 
+def test_a_bad_number_of_base_runs_is_one_line_exit_2_and_collects_nothing(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "ci.sqlite"
+    env = {"BENCHDB_URL": f"sqlite:///{db}", "BENCHDB_INSTALL": "", "BENCHDB_BASE_RUNS": "two"}
+    proc = run(str(tmp_path), str(tmp_path), env=env, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "BENCHDB_BASE_RUNS=two is not a number of runs; set it to 1 or more, e.g. 3"
+    ]
+    assert not db.exists()
+
+
 def test_missing_arguments_are_exit_2(tmp_path: Path) -> None:
     proc = run(env={}, cwd=tmp_path)
     assert proc.returncode == 2 and "usage:" in proc.stderr

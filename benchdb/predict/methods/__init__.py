@@ -1,7 +1,7 @@
 """The interpolation methods, one module each (like Kerncraft's ``models/``).
 
-What a method is (:class:`.base.Method`) and the registry :data:`METHODS` are in
-:mod:`.base`; each module defines one method and registers it.  Add a method by
+What a method is (:class:`.method.Method`) and the registry :data:`METHODS` are in
+:mod:`.method`; each module defines one method and registers it.  Add a method by
 adding a module and importing it here: the order of the imports is the order
 ``--method`` lists the names in.
 """

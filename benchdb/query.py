@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 
 from .db.engine import Database
-from .db.models import Kernel, Machine, Measurement, Run
+from .db.models import Environment, Kernel, Machine, Measurement, Run
 from .errors import UserError
 
 if TYPE_CHECKING:
@@ -149,6 +149,33 @@ def kernel_names(db: Database) -> set[str]:
     """The names of every kernel the database holds, of any version."""
     with db.session() as s:
         return set(s.scalars(select(Kernel.name)))
+
+
+def environment_id(db: Database, fingerprint: str) -> int | None:
+    """The id of the software environment ``fingerprint``, None if nothing ran in it yet."""
+    with db.reading() as s:
+        return s.scalar(select(Environment.id).where(Environment.fingerprint == fingerprint))
+
+
+def unfinished_runs(
+    db: Database, *, mode: str, machine_fingerprint: str, environment_fingerprint: str
+) -> list[int]:
+    """Ids of the interrupted kernel runs of sweep mode ``mode`` on this host and
+    environment, newest first."""
+    stmt = (
+        select(Run.id, Run.config)
+        .join(Machine, Run.machine_id == Machine.id)
+        .join(Environment, Run.environment_id == Environment.id)
+        .where(
+            Run.kind == "kernels",
+            Run.status == "interrupted",
+            Machine.fingerprint == machine_fingerprint,
+            Environment.fingerprint == environment_fingerprint,
+        )
+        .order_by(Run.id.desc())
+    )
+    with db.reading() as s:
+        return [int(i) for i, config in s.execute(stmt) if (config or {}).get("mode") == mode]
 
 
 def shape_key(shape: Sequence[int]) -> str:

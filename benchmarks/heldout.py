@@ -9,9 +9,12 @@ In a scratch directory:
    passes *interleaved*: each shape is measured again right after the next
    shape's first measurement (A1 B1 A2 C1 B2 ..., :meth:`SweepPlan.schedule`),
    so that a slow spell of the host falls on a shape and on its repeat alike;
-3. every held-out shape predicted from the sweep alone by ``benchdb predict``'s
-   Python API (its whole answer path: same-row blocks, row-length correction,
-   curve), each method given.
+3. with ``--refine SECONDS``, ``benchdb refine`` run on a copy of the sweep's database
+   (``refined.sqlite``) right after the sweep, within that budget;
+4. every held-out shape predicted from the sweep alone (and from the refined
+   sweep) by ``benchdb predict``'s Python API (its whole answer path: same-row
+   blocks, row-length correction, curve), each method given.  A held-out shape
+   refine happened to measure itself is named and left out of the refined rows.
 
 With ``a`` the first pass's median time and ``b`` the repeat's, it prints per
 method the median, p90 and max of |predicted / a - 1| over shapes x kernels,
@@ -20,7 +23,7 @@ beside the *floor* |b / a - 1| of the same points, and the ratios error / floor
 then per kernel the medians, and which layer answered how many points.
 
     python benchmarks/heldout.py [--quick] [--family shallow] [--shapes 37x611,...]
-        [--methods pchip,linear,logcurve] [--workdir DIR] [--detail]
+        [--methods pchip,linear,logcurve] [--refine SECONDS] [--workdir DIR] [--detail]
 
 Bad input (an unknown family, kernel or method, a malformed shape, a shape the
 sweep measures itself, a workdir that already holds the databases) is refused
@@ -30,6 +33,7 @@ in one line, exit status 2, before anything is written.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
 import time
@@ -38,8 +42,10 @@ from pathlib import Path
 
 import numpy as np
 from benchdb.collectors.plan import SweepPlan, build_plan, select_benchmarks
-from benchdb.collectors.sweep import detect_context, run_sweep, verify_plan
+from benchdb.collectors.refine import RefineSettings, refine
+from benchdb.collectors.sweep import Context, detect_context, run_sweep, verify_plan
 from benchdb.kernels.catalog import SHALLOW_LOOPS
+from benchdb.kernels.registry import BUILTIN
 from heldout_common import Stats, pass_times
 
 from benchdb.db.engine import open_database
@@ -48,7 +54,7 @@ from benchdb.machine import detect_machine
 from benchdb.predict.methods import METHODS
 from benchdb.predict.noise import AgainstNoise, NoiseBasis, RepeatNoise
 from benchdb.predict.predictions import predict
-from benchdb.query import parse_shape, shape_key
+from benchdb.query import measurements_frame, parse_shape, shape_key
 
 ISSUE_SHAPES = (
     "37x611,611x37,150x700,333x333,1000x17,90x90,250x1200,1500x400,45x45,700x700,2000x300,123x456"
@@ -56,7 +62,7 @@ ISSUE_SHAPES = (
 LOOPS = {"shallow": tuple(f"shallow.{loop}" for loop in SHALLOW_LOOPS)}
 """The kernels checked by default where a family has more: shallow's ten update loops of
 paper 003 Table I (not the copies, the halo update or the whole step)."""
-DATABASES = ("sweep.sqlite", "heldout.sqlite")
+DATABASES = ("sweep.sqlite", "heldout.sqlite", "refined.sqlite")
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,7 @@ class Setup:
     shapes: tuple[tuple[int, ...], ...]
     kernels: tuple[str, ...]
     methods: tuple[str, ...]
+    refine_s: float
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -80,6 +87,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="the quick sweep and sample time")
     parser.add_argument("--workdir", type=Path, help="a new directory (default: a temp dir)")
     parser.add_argument("--detail", action="store_true", help="also the errors per shape")
+    parser.add_argument(
+        "--refine", type=float, default=0.0, help="also refine the sweep for this many seconds"
+    )
     return parser.parse_args(argv)
 
 
@@ -123,28 +133,53 @@ def check(args: argparse.Namespace) -> Setup:
     taken = [name for name in DATABASES if (work / name).exists()]
     if taken:
         raise UserError(f"--workdir {work} already holds {', '.join(taken)}; give a new directory")
-    return Setup(work, sweep, replace(heldout, interleaved=True), shapes, kernels, methods)
+    if args.refine < 0:
+        raise UserError(f"--refine {args.refine}: give a number of seconds, e.g. --refine 300")
+    return Setup(
+        work, sweep, replace(heldout, interleaved=True), shapes, kernels, methods, args.refine
+    )
 
 
 def collect(setup: Setup) -> dict[str, str]:
-    """Run both sweeps; the databases' URLs by name."""
+    """Run both sweeps (and refine a copy of the first); the databases' URLs by name."""
     verify_plan(setup.sweep)
     context = detect_context()
     setup.work.mkdir(parents=True, exist_ok=True)
     urls = {name: f"sqlite:///{setup.work / name}" for name in DATABASES}
-    for name, plan in zip(DATABASES, (setup.sweep, setup.heldout), strict=True):
-        db = open_database(urls[name])
+    _sweep(urls["sweep.sqlite"], setup.sweep, context)
+    if setup.refine_s > 0:
+        shutil.copyfile(setup.work / "sweep.sqlite", setup.work / "refined.sqlite")
+        db = open_database(urls["refined.sqlite"])
         try:
             t0 = time.monotonic()
-            result = run_sweep(db, plan, context=context, verified=True)
+            settings = RefineSettings(time_budget=setup.refine_s)
+            result = refine(db, setup.sweep.benchmarks(), settings, context, BUILTIN)
         finally:
             db.close()
+        added = sum(len(r.added) for r in result.rounds)
         print(
-            f"  {name}: {len(plan.points)} points x {plan.passes} pass(es), "
-            f"{result.status}, {time.monotonic() - t0:.0f} s",
+            f"  refined.sqlite: {added} shapes in {len(result.rounds)} round(s), "
+            f"{result.stopped}, {time.monotonic() - t0:.0f} s",
             flush=True,
         )
+    else:
+        del urls["refined.sqlite"]
+    _sweep(urls["heldout.sqlite"], setup.heldout, context)
     return urls
+
+
+def _sweep(url: str, plan: SweepPlan, context: Context) -> None:
+    db = open_database(url)
+    try:
+        t0 = time.monotonic()
+        result = run_sweep(db, plan, context=context, verified=True)
+    finally:
+        db.close()
+    print(
+        f"  {url.rsplit('/', 1)[-1]}: {len(plan.points)} points x {plan.passes} pass(es), "
+        f"{result.status}, {time.monotonic() - t0:.0f} s",
+        flush=True,
+    )
 
 
 def _pct(v: float) -> str:
@@ -170,44 +205,60 @@ def row(what: str, errors: np.ndarray, floor: np.ndarray | None) -> str:
     )
 
 
+SOURCES = {"sweep.sqlite": "", "refined.sqlite": " + refine"}
+
+
 def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
-    """Predict every held-out point from the sweep and print the tables."""
-    db = open_database(urls["sweep.sqlite"], create=False)
-    errors: dict[str, dict[str, np.ndarray]] = {m: {} for m in setup.methods}
-    layers: dict[str, dict[str, int]] = {m: {} for m in setup.methods}
+    """Predict every held-out point from the sweep (and the refined sweep) and print
+    the tables."""
+    sources = [(SOURCES[name], url) for name, url in urls.items() if name in SOURCES]
+    columns = [(label, m) for label, _ in sources for m in setup.methods]
+    errors: dict[tuple[str, str], dict[str, np.ndarray]] = {c: {} for c in columns}
+    layers: dict[tuple[str, str], dict[str, int]] = {c: {} for c in columns}
     floor: dict[str, np.ndarray] = {}
-    try:
-        for kernel in setup.kernels:
-            a, b = pass_times(urls["heldout.sqlite"], kernel, setup.shapes)
-            floor[kernel] = b / a - 1
-            for method in setup.methods:
-                frame = predict(db, kernel, setup.shapes, method=method)
-                errors[method][kernel] = frame["time_s"].to_numpy() / a - 1
-                for layer in frame["layer"]:
-                    layers[method][layer] = layers[method].get(layer, 0) + 1
-    finally:
-        db.close()
+    for kernel in setup.kernels:
+        a, b = pass_times(urls["heldout.sqlite"], kernel, setup.shapes)
+        floor[kernel] = b / a - 1
+    for label, url in sources:
+        db = open_database(url, create=False)
+        try:
+            measured_here = set(measurements_frame(db, kernels=list(setup.kernels))["shape_key"])
+            seen = [shape_key(s) for s in setup.shapes if shape_key(s) in measured_here]
+            if seen:
+                print(f"left out of the{label or ' sweep'} rows, measured there: {','.join(seen)}")
+            skip = np.array([shape_key(s) in measured_here for s in setup.shapes])
+            for kernel in setup.kernels:
+                a, _ = pass_times(urls["heldout.sqlite"], kernel, setup.shapes)
+                for method in setup.methods:
+                    frame = predict(db, kernel, setup.shapes, method=method)
+                    err = frame["time_s"].to_numpy() / a - 1
+                    errors[(label, method)][kernel] = np.where(skip, np.nan, err)
+                    counts = layers[(label, method)]
+                    for layer in frame["layer"]:
+                        counts[layer] = counts.get(layer, 0) + 1
+        finally:
+            db.close()
     all_floor = np.concatenate(list(floor.values()))
     head = "| {} | n | median | p90 | max | / floor median | / floor p90 |\n" + "|---" * 7 + "|"
     print(head.format("what"))
-    for method in setup.methods:
-        print(
-            row(f"prediction, `{method}`", np.concatenate(list(errors[method].values())), all_floor)
-        )
+    for label, method in columns:
+        every = np.concatenate(list(errors[(label, method)].values()))
+        print(row(f"prediction, `{method}`{label}", every, all_floor))
     print(row("floor: the same points measured again", all_floor, None))
     print()
     print(head.format("kernel"))
     for kernel in setup.kernels:
-        for method in setup.methods:
-            print(row(f"{kernel} `{method}`", errors[method][kernel], floor[kernel]))
+        for label, method in columns:
+            what = f"{kernel} `{method}`{label}"
+            print(row(what, errors[(label, method)][kernel], floor[kernel]))
         print(row(f"{kernel} floor", floor[kernel], None))
     print()
-    for method in setup.methods:
-        counts = ", ".join(f"{k} {v}" for k, v in sorted(layers[method].items()))
-        print(f"answered by ({method}): {counts}")
+    for label, method in columns:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(layers[(label, method)].items()))
+        print(f"answered by ({method}{label}): {counts}")
     if detail:
-        first = setup.methods[0]
-        print(f"\nper shape, median over the kernels: |{first} error|, |floor|")
+        first = columns[-1]
+        print(f"\nper shape, median over the kernels: |{''.join(first[::-1])} error|, |floor|")
         err = np.abs(np.array([errors[first][k] for k in setup.kernels]))
         flo = np.abs(np.array([floor[k] for k in setup.kernels]))
         for i, shape in enumerate(setup.shapes):

@@ -173,26 +173,31 @@ def shape_for_footprint(bench: Benchmark, target: int, precision: str) -> Shape:
     return _scaled_shape(bench, best)
 
 
-def aspect_shapes(bench: Benchmark, square: Shape) -> list[Shape]:
-    """The two calibration rectangles of ``square``'s footprint (see :class:`SweepDensity`).
-
-    The contiguous axis is scaled by :data:`ASPECT_FACTOR` and by its inverse,
-    the first other axis the opposite way, so the footprint stays put; none
-    for a benchmark whose aspect means nothing or a shape too small to halve.
-    """
+def row_shape(bench: Benchmark, square: Shape, factor: float) -> Shape | None:
+    """``square`` with rows ``factor`` times as long: the contiguous axis scaled by
+    ``factor``, the first other axis by its inverse, so the footprint stays put
+    (``factor`` < 1: shorter rows).  None for a benchmark whose aspect means
+    nothing or a shape too small to scale so."""
     axis = bench.geometry.contiguous_axis
     if axis is None or bench.name in FIXED_EXTENTS:
-        return []
+        return None
     axis %= bench.ndim
     other = next(d for d in range(bench.ndim) if d != axis)
-    out = []
-    for longer, shorter in ((axis, other), (other, axis)):
-        shape = list(square)
-        shape[longer] *= ASPECT_FACTOR
-        shape[shorter] //= ASPECT_FACTOR
-        if _footprint(bench, tuple(shape), "float64") is not None:
-            out.append(tuple(shape))
-    return out
+    longer, shorter, f = (axis, other, factor) if factor >= 1 else (other, axis, 1 / factor)
+    shape = list(square)
+    shape[longer] = round(shape[longer] * f)
+    shape[shorter] = int(shape[shorter] / f)
+    if min(shape) < 1 or _footprint(bench, tuple(shape), "float64") is None:
+        return None
+    return tuple(shape)
+
+
+def aspect_shapes(bench: Benchmark, square: Shape) -> list[Shape]:
+    """The two calibration rectangles of ``square``'s footprint (see :class:`SweepDensity`):
+    rows :data:`ASPECT_FACTOR` times longer and shorter (none where :func:`row_shape`
+    has none)."""
+    pair = (row_shape(bench, square, ASPECT_FACTOR), row_shape(bench, square, 1 / ASPECT_FACTOR))
+    return [s for s in pair if s is not None]
 
 
 def shapes_for_footprints(

@@ -33,6 +33,12 @@ COMMANDS: dict[str, LazyCommand] = {
         "Time the kernels across sizes on this machine and store every sample (start here).",
         _DATA,
     ),
+    "refine": LazyCommand(
+        "refine_cmd",
+        "refine",
+        "Measure more sizes where predictions miss by more than the noise (after collect).",
+        _DATA,
+    ),
     "kernels": LazyCommand(
         "kernels_cmd",
         "kernels",

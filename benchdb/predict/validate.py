@@ -30,7 +30,7 @@ answered, and beside the error the repeat noise of the same points
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +42,8 @@ from . import aspect
 from .baselines import BASELINES
 from .basis import rate_basis
 from .fit_cache import cached_fit
-from .lookup import Lookup, bare_lookup
+from .holdout import Checked, answer_path_loo, error_pct
+from .lookup import bare_lookup
 from .machine_data import KernelCurve, MachineData, machine_data
 from .methods import METHODS
 from .noise import AgainstNoise, RepeatNoise, repeat_noise
@@ -95,15 +96,6 @@ def split_runs(
     return RunSplit(tuple(r for r in sorted(runs) if r != latest), (int(latest),), "latest run")
 
 
-@dataclass(frozen=True)
-class Checked:
-    """One checked point: its error, what it is, and its repeat noise."""
-
-    error_pct: float
-    about: dict[str, Any]  # shape, footprint_bytes (flags, layer where known)
-    noise: RepeatNoise | None
-
-
 def _summary(errors: list[Checked]) -> dict[str, Any]:
     layers: dict[str, int] = {}
     for c in errors:
@@ -140,10 +132,6 @@ def _summary(errors: list[Checked]) -> dict[str, Any]:
     }
 
 
-def _pct(measured: np.ndarray, predicted: np.ndarray) -> np.ndarray:
-    return 100.0 * (np.asarray(measured) / np.asarray(predicted) - 1.0)
-
-
 def _check_points(
     rows: Sequence[dict[str, Any]], data: MachineData, kernel: str
 ) -> list[dict[str, Any]]:
@@ -174,36 +162,6 @@ def _check_points(
             }
         )
     return out
-
-
-def _measured_rate(rows: Sequence[Mapping[str, Any]], work_per_point: float) -> float:
-    """The median of the rows' own (median-time) rates, as a curve point combines them."""
-    return float(np.median([work_per_point * float(r["points"]) / r["t_median"] for r in rows]))
-
-
-def _answer_path_loo(lookup: Lookup) -> tuple[list[Checked], int]:
-    """Each measured shape of ``lookup`` left out and answered by the rest
-    (see the module docstring); also the count left out as extrapolated."""
-    by_shape: dict[str, list[Mapping[str, Any]]] = {}
-    for r in lookup.selection.rows:
-        by_shape.setdefault(str(r["shape_key"]), []).append(r)
-    out, outside = [], 0
-    for key, rows in by_shape.items():
-        held = lookup.without({key})
-        if len(held.curve) < lookup.method.min_points:
-            continue
-        answer = held.evaluate(np.array([list(rows[0]["shape"])], dtype=float))
-        if answer.extrapolated[0]:
-            outside += 1
-            continue
-        measured = _measured_rate(rows, lookup.basis.work_per_point)
-        about = {
-            "shape": key,
-            "footprint_bytes": float(rows[0]["footprint_bytes"]),
-            "layer": str(answer.layer[0]),
-        }
-        out.append(Checked(float(_pct(measured, answer.rate[0])), about, repeat_noise(rows)))
-    return out, outside
 
 
 def _point_noise(kc: KernelCurve) -> list[RepeatNoise | None]:
@@ -280,7 +238,7 @@ def validate(
                 if len(kc.curve) < method.min_points:
                     continue
                 lookup = bare_lookup(kc.selection, kc.basis, kc.curve, method)
-                loo_err, loo_outside = _answer_path_loo(lookup)
+                loo_err, loo_outside = answer_path_loo(lookup)
                 if checks:
                     answer = lookup.evaluate(check_shapes)
                     pred_check, beyond, layer = answer.rate, answer.extrapolated, answer.layer
@@ -290,7 +248,7 @@ def validate(
             else:
                 base = BASELINES.get(name)
                 params = baseline_params[name]
-                loo = _pct(kc.curve.rate, base.evaluate(params, kc.basis, kc.curve.footprint))
+                loo = error_pct(kc.curve.rate, base.evaluate(params, kc.basis, kc.curve.footprint))
                 point_noise = _point_noise(kc)
                 loo_err = [
                     Checked(
@@ -314,7 +272,7 @@ def validate(
             for i, (c, p) in enumerate(zip(checks, pred_check, strict=True)):
                 if not np.isfinite(p) or p <= 0:
                     continue
-                e = float(_pct(c["rate"], p))
+                e = float(error_pct(c["rate"], p))
                 extrapolated = bool(beyond[i])
                 about = {k: c[k] for k in ("shape", "footprint_bytes", "flags")}
                 if layer is not None:

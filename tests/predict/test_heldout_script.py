@@ -35,6 +35,7 @@ def swept_shape() -> str:
         (["--kernels", "shallow.nope"], "--kernels shallow.nope: not in shallow"),
         (["--family", "nope"], "unknown kernel 'nope'"),
         (["--quick", "--shapes", "SWEPT"], "the sweep measures these itself"),
+        (["--refine", "-5"], "--refine -5.0: give a number of seconds"),
     ],
 )
 def test_bad_input_one_line_exit_2_nothing_written(heldout, tmp_path, capsys, args, says) -> None:

@@ -40,7 +40,7 @@ MEASURE_TAG = "advise"
 def advise(
     kernel: KernelOption,
     shape: Annotated[
-        str, typer.Option("--shape", "-s", help="The problem shape to check, MxN[xK].")
+        str, typer.Option("--shape", "-s", help="The problem shape to check, e.g. 2048x2048.")
     ],
     pad: Annotated[
         int,
@@ -72,12 +72,13 @@ def advise(
     extent + 0..--pad) is predicted from the measurements without the dip, and
     those predicted faster than S are listed, least padding first, then fastest.
     "vs S" is the time over S's predicted time (below 1.00x: faster); a padded
-    shape's time includes its extra points' work.  Padding the leading (array)
-    dimension only, without computing the extra points, gains at least as much.
+    shape's time includes its extra points' work; a code that pads its arrays'
+    leading dimension but computes only S's points does less work than that.
 
     --measure times S and the listed candidates on this machine, their passes
     interleaved so that a slow spell of the host falls on all of them, and
-    prints the measured times beside the predictions.
+    prints the measured times beside the predictions.  The run is stored
+    (tagged "advise"): its points join the data later predictions use.
 
     Examples:
 

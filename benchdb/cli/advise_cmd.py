@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ..collectors.plan import SweepPlan
     from ..db.engine import Database
     from ..predict.advice import Advice
+    from ..predict.lookup import Lookup
 
 MAX_PAD = 64
 MEASURE_PASSES = 3
@@ -146,7 +147,7 @@ def advise(
     _print(advice, rows, measure=measure, run_id=run_id, label=_label(lookup))
 
 
-def _label(lookup: Any) -> str:
+def _label(lookup: Lookup) -> str:
     sel = lookup.selection
     return (
         f"{sel.threads} thread(s), {sel.precision}, {sel.context}: method {lookup.method.name}, "
@@ -156,7 +157,8 @@ def _label(lookup: Any) -> str:
 
 def _plan(kernel: str, shapes: list[tuple[int, ...]], threads: int, precision: str) -> SweepPlan:
     """The interleaved sweep of ``kernel``'s benchmark at ``shapes``; UserError where it
-    cannot run here (not a built-in or installed kernel, too large for the memory)."""
+    cannot run here (not a built-in or installed kernel, more threads than numba runs,
+    too large for the memory)."""
     from ..collectors import plan as planning
     from ..machine import detect_machine
     from ..query import shape_key
@@ -165,7 +167,7 @@ def _plan(kernel: str, shapes: list[tuple[int, ...]], threads: int, precision: s
         detect_machine(),
         kernels=[kernel],
         sizes_spec=",".join(shape_key(s) for s in shapes),
-        threads=[threads],
+        threads=planning.parse_threads(str(threads), planning.thread_limit()),
         precisions=[precision],
         passes=MEASURE_PASSES,
         catalog=planning.load_user_code([], []),

@@ -86,6 +86,7 @@ BAD = [
     (["-k", "stencil2d5", "-s", "512x512", "--pad", "65"], "--pad 65 must be between 1 and 64"),
     (["-k", "stencil2d5", "-s", "512x512", "--top", "0"], "--top 0 must be at least 1"),
     (["-k", "stencil2d5", "-s", "512x512", "--method", "nope"], "use one of"),
+    (["-k", "stencil2d5", "-s", "512x512", "--threads", "999", "--measure"], "threads numba"),
     (["-k", "stencil2d5"], "--shape"),
 ]
 

@@ -62,6 +62,12 @@ COMMANDS: dict[str, LazyCommand] = {
         "Predict a loop's time at a problem size by memory-footprint lookup.",
         _PREDICT,
     ),
+    "advise": LazyCommand(
+        "advise_cmd",
+        "advise",
+        "Is a shape on a measured dip (cache thrashing)? Paddings predicted faster.",
+        _PREDICT,
+    ),
     "validate": LazyCommand(
         "validate_cmd",
         "validate",

@@ -28,6 +28,14 @@ from .common import (
 KernelOption = Annotated[str, typer.Option("--kernel", "-k", help="Kernel, e.g. shallow.cu.")]
 ThreadsOption = Annotated[int, typer.Option("--threads", "-t", help="Thread count (measured).")]
 PrecisionOption = Annotated[str, typer.Option("--precision", help="float64 or float32.")]
+MethodOption = Annotated[
+    str,
+    typer.Option(
+        "--method",
+        "-m",
+        help="pchip (default), linear, or logcurve where `benchdb validate` marks it best.",
+    ),
+]
 EnvOption = Annotated[
     int | None,
     typer.Option("--environment", help="Environment id (default: newest with data)."),
@@ -92,14 +100,7 @@ def predict(
         int, typer.Option("--iterations", "-n", help="Time steps N_itr (paper 003 eq. 8).")
     ] = 1,
     threads: ThreadsOption = 1,
-    method: Annotated[
-        str,
-        typer.Option(
-            "--method",
-            "-m",
-            help="pchip (default), linear, or logcurve where `benchdb validate` marks it best.",
-        ),
-    ] = "pchip",
+    method: MethodOption = "pchip",
     precision: PrecisionOption = "float64",
     machine: MachineOption = None,
     host: HostOption = None,

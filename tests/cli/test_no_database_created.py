@@ -16,6 +16,8 @@ READERS = [
     ["measurements", "show", "-k", "shallow.cu"],
     ["predict", "-k", "shallow.cu", "-s", "100x100"],
     ["predict", "-k", "myprogram.cu", "-s", "100x100"],
+    ["advise", "-k", "shallow.cu", "-s", "2048x2048"],
+    ["advise", "-k", "stencil2d5", "-s", "64x64", "--pad", "1", "--measure"],
     ["validate"],
     ["compare", "1", "2"],
     ["history", "-k", "shallow.cu"],
@@ -49,6 +51,7 @@ def test_reading_a_database_that_is_not_there_creates_nothing(
     [
         (["predict", "-k", "shallow.cu", "-s", "10x10", "--method", "bogus"], "unknown method"),
         (["predict", "-k", "shallow.cu", "-s", "10x10", "--threads", "0"], "--threads 0"),
+        (["advise", "-k", "shallow.cu", "-s", "10x10", "--pad", "99"], "--pad 99"),
     ],
 )
 def test_a_bad_option_is_named_before_the_database_is_looked_at(

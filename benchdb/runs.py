@@ -47,6 +47,17 @@ def sigterm_as_exception() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+REFINE_MODE = "refine"
+ADVISE_MODE = "advise"
+SUPPLEMENTS = {
+    REFINE_MODE: "a refinement (benchdb refine)",
+    ADVISE_MODE: "a measurement of padded shapes (benchdb advise --measure)",
+}
+"""Sweep modes (``config["mode"]``) of kernel runs that add points to earlier
+collections instead of repeating one: they join the curves, but a report never
+takes one for the newest collection to compare."""
+
+
 def start_run(
     db: Database,
     *,

@@ -35,7 +35,7 @@ from benchdb.predict.methods import METHODS
 from benchdb.predict.refinement import Gap, gaps
 from benchdb.predict.source import machine_rows, resolve_machine_caches, select_rows
 from benchdb.query import environment_id, parse_shape, shape_key, unfinished_runs
-from benchdb.runs import mark_stale_runs
+from benchdb.runs import REFINE_MODE, mark_stale_runs
 
 from ..kernels import Benchmark
 from ..kernels.api import Shape
@@ -52,7 +52,7 @@ from .plan import (
 )
 from .sweep import Context, SweepObserver, SweepResult, run_sweep, verify_plan
 
-MODE = "refine"
+MODE = REFINE_MODE
 MAX_ROUNDS = 10
 ROUND_SHAPES = 12
 """New shapes per benchmark and round, the worst gaps' first: a round's points change the

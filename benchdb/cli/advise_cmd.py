@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..errors import UserError
+from ..runs import ADVISE_MODE
 from ..units import fmt_seconds
 from .common import (
     DbOption,
@@ -172,7 +173,7 @@ def _plan(kernel: str, shapes: list[tuple[int, ...]], threads: int, precision: s
         passes=MEASURE_PASSES,
         catalog=planning.load_user_code([], []),
     )
-    return replace(plan, interleaved=True)
+    return replace(plan, mode=ADVISE_MODE, interleaved=True)
 
 
 def _measure(

@@ -33,6 +33,7 @@ from sqlalchemy.orm import Session
 from ..db.engine import Database
 from ..db.models import Baseline, Measurement, Run
 from ..errors import UserError
+from ..runs import SUPPLEMENTS
 from ..scope import Scope, resolve_scope
 from .runref import measured_runs
 
@@ -159,6 +160,9 @@ def _not_taken(run: Run, wanted: Mapping[str, Any]) -> str:
     """Why ``run`` cannot be compared with a collection of settings ``wanted`` ("" if it can)."""
     if run.kind != COLLECTION:
         return f"a {KIND_NAMES.get(run.kind, run.kind)}, not a kernel collection"
+    supplement = SUPPLEMENTS.get((run.config or {}).get("mode", ""))
+    if supplement:
+        return f"{supplement}, not a collection"
     if run.status != "complete":
         return f"{run.status}, not complete"
     differ = settings_difference(wanted, settings(run))
@@ -195,9 +199,7 @@ def pick_runs(db: Database, machine: str | None = None, host: str | None = None)
         runs = measured_runs(s, scope)
         counts = _point_counts(s, scope)
         info = {r.id: _info(r, counts.get(r.id, 0)) for r in runs}
-        at = next(
-            (i for i, r in enumerate(runs) if r.kind == COLLECTION and r.status == "complete"), None
-        )
+        at = next((i for i, r in enumerate(runs) if not _not_taken(r, settings(r))), None)
         if at is None:
             found = "; ".join(f"{i.label}: {i.settings}, {i.status}" for i in info.values())
             raise UserError(

@@ -18,7 +18,7 @@ from benchdb.kernels import kernel_info
 from benchdb.db.engine import Database
 from benchdb.db.models import Measurement
 from benchdb.db.repo import register_environment, register_kernel
-from benchdb.environment import detect_environment
+from benchdb.environment import EnvironmentInfo, detect_environment
 from benchdb.predict.basis import rate_basis
 from benchdb.runs import finish_run, start_run
 
@@ -48,6 +48,7 @@ def add_run(
     context: str = "isolated",
     repeat: float | None = None,
     repeat_at: dict[tuple[int, ...], float] | None = None,
+    environment: EnvironmentInfo | None = None,
 ) -> int:
     """One complete run measuring ``kernel`` at ``shapes``; returns the run id.
 
@@ -59,9 +60,12 @@ def add_run(
     repeat noise between the passes is ``(1 + d) / (1 - d) - 1``.
     """
     basis = rate_basis(kernel, precision)
-    run = start_run(db, kind="kernels", config={"synthetic": True}, tags=list(tags))
+    environment = environment or detect_environment()
+    run = start_run(
+        db, kind="kernels", config={"synthetic": True}, tags=list(tags), environment=environment
+    )
     with db.session() as s:
-        register_environment(s, detect_environment())
+        register_environment(s, environment)
         k = register_kernel(s, kernel_info(kernel))
         for raw in shapes:
             shape = tuple(int(v) for v in raw)

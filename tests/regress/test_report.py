@@ -117,6 +117,19 @@ def test_a_comparable_pinned_baseline_is_taken_and_another_is_named(db: Database
     )
 
 
+@pytest.mark.parametrize("mode", ["refine", "advise"])
+def test_a_run_that_adds_points_is_never_the_collection_compared(db: Database, mode) -> None:
+    base = add_run(db, _points(1), config=SETTINGS)
+    newest = add_run(db, _points(2), config=SETTINGS)
+    extra = add_run(db, _points(3), config={**SETTINGS, "mode": mode})
+    pick = pick_runs(db)
+    assert (pick.collection.run_id, pick.baseline.run_id) == (newest, base)
+    why = {o.run.run_id: o.why for o in pick.left_out}
+    assert why[extra].endswith(
+        f"(benchdb {mode}{' --measure' * (mode == 'advise')}), not a collection"
+    )
+
+
 def test_a_collection_with_nothing_comparable_is_shown_and_says_so(db: Database, tmp_path) -> None:
     add_run(db, _points(1), config=OTHER)
     newest = add_run(db, _points(2), config=SETTINGS)

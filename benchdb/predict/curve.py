@@ -17,8 +17,13 @@ curve, as a footprint lookup would.
 Pathological points stay in the curve, flagged (paper 003 §V saw "pathological
 peaks and troughs" from cache thrashing): ``noisy`` comes from the collector
 (CV above threshold); ``spike``/``dip`` mark a point above (below) *both*
-neighbours by more than :data:`PATHOLOGY_REL` and three times its spread -- a
-monotone cache step is never flagged, an isolated excursion is.
+neighbours by more than :data:`PATHOLOGY_REL` -- a monotone cache step is never
+flagged, an isolated excursion is -- where that cannot be noise: the point's
+rate is beyond that margin plus three times its spread, or *every* one of its
+independent repeats (passes, runs: :func:`.noise.pass_medians`, two at least)
+lies beyond the margin.  The second test is what finds a thrashing dip, whose
+own samples scatter widely (conflict misses come and go) while each pass still
+runs well below its neighbours.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import numpy as np
 
 from ..kernels.geometry import Geometry
 from . import aspect
+from .noise import pass_medians
 
 PATHOLOGY_REL = 0.10
 """A point more than 10 % above/below both neighbours is a spike/dip (and 3x its spread)."""
@@ -74,6 +80,9 @@ class Curve:
     measurement_ids: tuple[tuple[int, ...], ...]
     run_ids: tuple[int, ...] = field(default=())
     rectangles: Rectangles = NO_RECTANGLES
+    # slowest and fastest rate among each point's independent repeats (NaN: one only)
+    repeat_low: np.ndarray | None = None
+    repeat_high: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.footprint)
@@ -98,6 +107,8 @@ class Curve:
             shapes=without(self.shapes),
             flags=without(self.flags),
             measurement_ids=without(self.measurement_ids),
+            repeat_low=None if self.repeat_low is None else self.repeat_low[keep],
+            repeat_high=None if self.repeat_high is None else self.repeat_high[keep],
         )
 
     def fingerprint_data(self) -> dict[str, Any]:
@@ -177,6 +188,7 @@ def build_curve(
         groups.setdefault(int(row["footprint_bytes"]), []).append(row)
     fps = sorted(groups)
     rate, spread, nsamp, shapes, flags, mids = [], [], [], [], [], []
+    repeat_low, repeat_high = [], []
     runs: set[int] = {int(r["run_id"]) for _, r in rects}
     for fp in fps:
         members = groups[fp]
@@ -190,6 +202,9 @@ def build_curve(
         shapes.append(tuple(sorted({str(m["shape_key"]) for m in members})))
         flags.append(tuple(sorted({str(f) for m in members for f in (m["flags"] or [])})))
         mids.append(tuple(int(m["measurement_id"]) for m in members))
+        repeats = [w / t for w, m in zip(work, members, strict=True) for t in pass_medians(m)]
+        repeat_low.append(min(repeats) if len(repeats) > 1 else np.nan)
+        repeat_high.append(max(repeats) if len(repeats) > 1 else np.nan)
         runs.update(int(m["run_id"]) for m in members)
     curve = Curve(
         np.asarray(fps, dtype=float),
@@ -201,19 +216,25 @@ def build_curve(
         tuple(mids),
         tuple(sorted(runs)),
         _rectangles(rects, work_per_point),
+        np.asarray(repeat_low, dtype=float),
+        np.asarray(repeat_high, dtype=float),
     )
     return _flag_pathologies(curve)
 
 
 def _flag_pathologies(curve: Curve) -> Curve:
-    """Add ``spike``/``dip`` to interior points that stick out from both neighbours."""
+    """Add ``spike``/``dip`` to interior points that stick out from both neighbours
+    beyond noise (see the module docstring)."""
     y, s = curve.rate, curve.spread
+    n = len(y)
+    low = curve.repeat_low if curve.repeat_low is not None else np.full(n, np.nan)
+    high = curve.repeat_high if curve.repeat_high is not None else np.full(n, np.nan)
     flags = [list(f) for f in curve.flags]
-    for i in range(1, len(y) - 1):
+    for i in range(1, n - 1):
         margin = max(PATHOLOGY_REL, 3.0 * float(s[i]))
         lo, hi = min(y[i - 1], y[i + 1]), max(y[i - 1], y[i + 1])
-        if y[i] > hi * (1 + margin):
+        if y[i] > hi * (1 + margin) or low[i] > hi * (1 + PATHOLOGY_REL):
             flags[i].append("spike")
-        elif y[i] < lo * (1 - margin):
+        elif y[i] < lo * (1 - margin) or high[i] < lo * (1 - PATHOLOGY_REL):
             flags[i].append("dip")
     return replace(curve, flags=tuple(tuple(f) for f in flags))

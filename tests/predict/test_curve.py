@@ -53,3 +53,26 @@ def test_isolated_spike_and_dip_are_flagged_but_a_cache_step_is_not() -> None:
     assert c.flags[3] == ("noisy",)
     assert not any(c.flags[i] for i in (4, 5, 6))
     assert len(c) == 10  # nothing dropped
+
+
+def passes_row(mid: int, fp: int, pass_times: list[float]) -> dict:
+    """A point measured in ``len(pass_times)`` passes of 5 samples, each pass's samples
+    spread +-30 % around its time (a thrashing point scatters)."""
+    samples = [t * (1 + 0.3 * d) for t in pass_times for d in (-1, -0.5, 0, 0.5, 1)]
+    return {**row(mid, 1, fp, float(np.median(samples))), "samples": samples, "passes": 3}
+
+
+def test_a_scattered_point_every_pass_of_which_is_slow_is_a_dip() -> None:
+    """Its spread (30 %) hides it from the margin test; its repeats all lie 15-25 %
+    below both neighbours; a point one of whose passes is not below is no dip."""
+    rows = [row(1, 1, 100, 1.0), row(2, 1, 300, 1.0), row(5, 1, 900, 1.0)]
+    dip = rows + [passes_row(3, 200, [1 / 0.85, 1 / 0.8, 1 / 0.75])]
+    c = build_curve(dip, 1.0)
+    assert c.spread[1] > 0.3 and "dip" in c.flags[1]
+    assert c.repeat_high[1] < 0.9 * c.rate[0]
+    straddles = rows + [passes_row(3, 200, [1 / 0.95, 1 / 0.8, 1 / 0.75])]
+    assert "dip" not in build_curve(straddles, 1.0).flags[1]
+    spike = rows + [passes_row(3, 200, [1 / 1.2, 1 / 1.25, 1 / 1.3])]
+    assert "spike" in build_curve(spike, 1.0).flags[1]
+    one_pass = rows + [row(3, 1, 200, 1 / 0.8, spread=0.3)]
+    assert build_curve(one_pass, 1.0).flags[1] == ()

@@ -38,6 +38,9 @@ from ..kernels.geometry import Geometry
 from . import aspect
 from .noise import pass_medians
 
+DERIVED_FLAGS = ("spike", "dip")
+"""Flags :func:`build_curve` derives from the points; the others come from the collector."""
+
 PATHOLOGY_REL = 0.10
 """A point more than 10 % above/below both neighbours is a spike/dip (and 3x its spread)."""
 
@@ -112,12 +115,14 @@ class Curve:
         )
 
     def fingerprint_data(self) -> dict[str, Any]:
-        """What the fitted models depend on, for :func:`benchdb.hashing.content_hash`."""
+        """What the fitted models depend on, for :func:`benchdb.hashing.content_hash`; the
+        flags derived here are left out, being a function of the rest (a new rule for
+        them must not discard the fits stored before it)."""
         return {
             "footprint": self.footprint.tolist(),
             "rate": self.rate.tolist(),
             "spread": self.spread.tolist(),
-            "flags": [list(f) for f in self.flags],
+            "flags": [[x for x in f if x not in DERIVED_FLAGS] for f in self.flags],
             "measurements": [list(m) for m in self.measurement_ids],
             "rectangles": self.rectangles.fingerprint_data(),
         }

@@ -129,6 +129,9 @@ def test_the_command_prints_each_round_and_the_gaps_left(sqlite_url, context) ->
         (["-k", KERNEL, "--precision", "float64,float32"], "one precision at a time"),
         (["-k", KERNEL, "--method", "cubic"], "unknown method 'cubic'"),
         (["-k", KERNEL, "--threads", "999"], "--threads '999'"),
+        (["-k", KERNEL, "--time-budget", "0"], "Invalid value for '--time-budget'"),
+        (["-k", KERNEL, "--rounds", "0"], "Invalid value for '--rounds'"),
+        ([], "Missing option '--kernels'"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_creates_no_database(tmp_path, args, says) -> None:

@@ -87,7 +87,20 @@ def _json(*args: str) -> dict:
 
 
 def _predictions(doc: dict) -> list[dict]:
-    return [{k: p[k] for k in PREDICTED} for p in doc["predictions"]]
+    """The answers, with each answer's flags as a set (see :func:`_same_answers`)."""
+    return [
+        {k: set(p[k].split(",")) - {""} if k == "point_flags" else p[k] for k in PREDICTED}
+        for p in doc["predictions"]
+    ]
+
+
+def _same_answers(now: dict, old: dict) -> None:
+    """Every number as stored before the upgrade; every flag then still raised.  A flag
+    may be added: since issue 24 a point all of whose repeats lie beyond both neighbours
+    is a dip or spike however scattered its samples, which the old rule missed."""
+    new, before = _predictions(now), _predictions(old)
+    assert [{**a, "point_flags": None} for a in new] == [{**b, "point_flags": None} for b in before]
+    assert all(b["point_flags"] <= a["point_flags"] for a, b in zip(new, before, strict=True))
 
 
 def _compared(doc: dict) -> tuple:
@@ -108,20 +121,23 @@ def test_the_upgraded_database_answers_predict_and_compare_as_before(old_url: st
     # machine 1's triad: its class (named by a host), and that host, give the old answer
     for where in (["--machine", "vm"], ["--host", "vm"], ["--machine", "1"]):
         now = _json("predict", "-k", "stream.triad", *SHAPES, *where, "--db", old_url)
-        assert _predictions(now) == _predictions(old)
+        _same_answers(now, old)
         assert now["lookup"]["model_id"] == old["lookup"]["model_id"]
         assert now["lookup"]["refit"] is False  # the fit stored before the upgrade answers
     # copy was measured only after the update (old machine 2), scale only on node-c (3):
     # their class now answers with those old machines' answers and fits
     for kernel, key in (("stream.copy", "predict_copy"), ("stream.scale", "predict_scale")):
         now = _json("predict", "-k", kernel, *SHAPES, "--machine", "vm", "--db", old_url)
-        assert _predictions(now) == _predictions(ANSWERS[key])
-        assert (now["lookup"]["model_id"], now["lookup"]["refit"]) == (
-            ANSWERS[key]["lookup"]["model_id"],
-            False,
-        )
+        _same_answers(now, ANSWERS[key])
+        # reused, unless the stored fit's curve hashed a spike/dip of the rule before
+        # issue 24 (derived flags are no longer hashed): then refitted once, to the same
+        # numbers (checked above)
+        stored = ANSWERS[key]["lookup"]["model_id"]
+        assert (now["lookup"]["model_id"], now["lookup"]["refit"]) == (stored, False) or now[
+            "lookup"
+        ]["refit"]
     now = _json("predict", "-k", "stream.scale", *SHAPES, "--host", "node-c", "--db", old_url)
-    assert _predictions(now) == _predictions(ANSWERS["predict_scale"])
+    _same_answers(now, ANSWERS["predict_scale"])
 
     assert _compared(_json("compare", "1", "2", "--db", old_url)) == _compared(
         ANSWERS["compare_1_2"]

@@ -66,13 +66,13 @@ def test_a_scattered_point_every_pass_of_which_is_slow_is_a_dip() -> None:
     """Its spread (30 %) hides it from the margin test; its repeats all lie 15-25 %
     below both neighbours; a point one of whose passes is not below is no dip."""
     rows = [row(1, 1, 100, 1.0), row(2, 1, 300, 1.0), row(5, 1, 900, 1.0)]
-    dip = rows + [passes_row(3, 200, [1 / 0.85, 1 / 0.8, 1 / 0.75])]
+    dip = [*rows, passes_row(3, 200, [1 / 0.85, 1 / 0.8, 1 / 0.75])]
     c = build_curve(dip, 1.0)
     assert c.spread[1] > 0.3 and "dip" in c.flags[1]
     assert c.repeat_high[1] < 0.9 * c.rate[0]
-    straddles = rows + [passes_row(3, 200, [1 / 0.95, 1 / 0.8, 1 / 0.75])]
+    straddles = [*rows, passes_row(3, 200, [1 / 0.95, 1 / 0.8, 1 / 0.75])]
     assert "dip" not in build_curve(straddles, 1.0).flags[1]
-    spike = rows + [passes_row(3, 200, [1 / 1.2, 1 / 1.25, 1 / 1.3])]
+    spike = [*rows, passes_row(3, 200, [1 / 1.2, 1 / 1.25, 1 / 1.3])]
     assert "spike" in build_curve(spike, 1.0).flags[1]
-    one_pass = rows + [row(3, 1, 200, 1 / 0.8, spread=0.3)]
+    one_pass = [*rows, row(3, 1, 200, 1 / 0.8, spread=0.3)]
     assert build_curve(one_pass, 1.0).flags[1] == ()

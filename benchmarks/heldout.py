@@ -9,6 +9,9 @@ In a scratch directory:
    passes *interleaved*: each shape is measured again right after the next
    shape's first measurement (A1 B1 A2 C1 B2 ..., :meth:`SweepPlan.schedule`),
    so that a slow spell of the host falls on a shape and on its repeat alike;
+   with them, the sweep's square nearest each held-out footprint is measured again:
+   how far the sweep's own points moved since (*drift*), which no prediction from the
+   sweep can beat, however dense;
 3. with ``--refine SECONDS``, ``benchdb refine`` run on a copy of the sweep's database
    (``refined.sqlite``) right after the sweep, within that budget;
 4. every held-out shape predicted from the sweep alone (and from the refined
@@ -46,7 +49,7 @@ from benchdb.collectors.refine import RefineSettings, refine
 from benchdb.collectors.sweep import Context, detect_context, run_sweep, verify_plan
 from benchdb.kernels.catalog import SHALLOW_LOOPS
 from benchdb.kernels.registry import BUILTIN
-from heldout_common import Stats, pass_times
+from heldout_common import Stats, measured, pass_times
 
 from benchdb.db.engine import open_database
 from benchdb.errors import UserError
@@ -73,6 +76,7 @@ class Setup:
     sweep: SweepPlan
     heldout: SweepPlan
     shapes: tuple[tuple[int, ...], ...]
+    anchors: tuple[tuple[int, ...], ...]  # sweep shapes measured again beside the held-out
     kernels: tuple[str, ...]
     methods: tuple[str, ...]
     refine_s: float
@@ -122,10 +126,11 @@ def check(args: argparse.Namespace) -> Setup:
             f"--shapes {','.join(inside)}: the sweep measures these itself; held-out shapes "
             "must not be in it"
         )
+    anchors = _anchors(sweep, shapes)
     heldout = build_plan(
         machine,
         kernels=[args.family],
-        sizes_spec=",".join(map(shape_key, shapes)),
+        sizes_spec=",".join(map(shape_key, (*shapes, *anchors))),
         quick=args.quick,
         passes=2,
     )
@@ -136,8 +141,29 @@ def check(args: argparse.Namespace) -> Setup:
     if args.refine < 0:
         raise UserError(f"--refine {args.refine}: give a number of seconds, e.g. --refine 300")
     return Setup(
-        work, sweep, replace(heldout, interleaved=True), shapes, kernels, methods, args.refine
+        work,
+        sweep,
+        replace(heldout, interleaved=True),
+        shapes,
+        anchors,
+        kernels,
+        methods,
+        args.refine,
     )
+
+
+def _anchors(sweep: SweepPlan, shapes: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:
+    """Per held-out shape, the square of the sweep nearest its footprint (distinct): measured
+    again in the held-out run, they show how far the sweep's own points have drifted since."""
+    bench = sweep.benchmarks()[0]
+    squares = [p for p in sweep.points if len(set(p.shape)) == 1]
+    out: list[tuple[int, ...]] = []
+    for shape in shapes:
+        fp = bench.footprint_bytes(shape, "float64")
+        near = min(squares, key=lambda p: abs(np.log(p.footprint_bytes / fp))).shape
+        if near not in out:
+            out.append(near)
+    return tuple(out)
 
 
 def collect(setup: Setup) -> dict[str, str]:
@@ -208,6 +234,16 @@ def row(what: str, errors: np.ndarray, floor: np.ndarray | None) -> str:
 SOURCES = {"sweep.sqlite": "", "refined.sqlite": " + refine"}
 
 
+def _drift(setup: Setup, urls: dict[str, str]) -> np.ndarray:
+    """|stored / now - 1| of the anchors (:func:`_anchors`) over the kernels: what a
+    prediction resting on the sweep meets even at a measured size."""
+    out = []
+    for kernel in setup.kernels:
+        now, _ = pass_times(urls["heldout.sqlite"], kernel, setup.anchors)
+        out.append(measured(urls["sweep.sqlite"], kernel, setup.anchors) / now - 1)
+    return np.concatenate(out)
+
+
 def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
     """Predict every held-out point from the sweep (and the refined sweep) and print
     the tables."""
@@ -245,6 +281,7 @@ def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
         every = np.concatenate(list(errors[(label, method)].values()))
         print(row(f"prediction, `{method}`{label}", every, all_floor))
     print(row("floor: the same points measured again", all_floor, None))
+    print(row("drift: the sweep's own squares measured again", _drift(setup, urls), None))
     print()
     print(head.format("kernel"))
     for kernel in setup.kernels:

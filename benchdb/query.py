@@ -151,31 +151,18 @@ def kernel_names(db: Database) -> set[str]:
         return set(s.scalars(select(Kernel.name)))
 
 
-def environment_id(db: Database, fingerprint: str) -> int | None:
-    """The id of the software environment ``fingerprint``, None if nothing ran in it yet."""
+def registered_ids(
+    db: Database, machine_fingerprint: str, environment_fingerprint: str
+) -> tuple[int | None, int | None]:
+    """The ids of a host and a software environment by fingerprint; None for one that
+    has run nothing here yet."""
     with db.reading() as s:
-        return s.scalar(select(Environment.id).where(Environment.fingerprint == fingerprint))
-
-
-def unfinished_runs(
-    db: Database, *, mode: str, machine_fingerprint: str, environment_fingerprint: str
-) -> list[int]:
-    """Ids of the interrupted kernel runs of sweep mode ``mode`` on this host and
-    environment, newest first."""
-    stmt = (
-        select(Run.id, Run.config)
-        .join(Machine, Run.machine_id == Machine.id)
-        .join(Environment, Run.environment_id == Environment.id)
-        .where(
-            Run.kind == "kernels",
-            Run.status == "interrupted",
-            Machine.fingerprint == machine_fingerprint,
-            Environment.fingerprint == environment_fingerprint,
+        return (
+            s.scalar(select(Machine.id).where(Machine.fingerprint == machine_fingerprint)),
+            s.scalar(
+                select(Environment.id).where(Environment.fingerprint == environment_fingerprint)
+            ),
         )
-        .order_by(Run.id.desc())
-    )
-    with db.reading() as s:
-        return [int(i) for i, config in s.execute(stmt) if (config or {}).get("mode") == mode]
 
 
 def shape_key(shape: Sequence[int]) -> str:

@@ -34,8 +34,8 @@ from benchdb.predict.lookup import Lookup, bare_lookup
 from benchdb.predict.methods import METHODS
 from benchdb.predict.refinement import Gap, gaps
 from benchdb.predict.source import machine_rows, resolve_machine_caches, select_rows
-from benchdb.query import environment_id, parse_shape, shape_key, unfinished_runs
-from benchdb.runs import REFINE_MODE, mark_stale_runs
+from benchdb.query import registered_ids, shape_key
+from benchdb.runs import REFINE_MODE
 
 from ..kernels import Benchmark
 from ..kernels.api import Shape
@@ -78,9 +78,14 @@ class Added:
     """A shape a round measures, and the gap that asked for it."""
 
     benchmark: str
-    shape: str
+    extents: Shape
     footprint_bytes: int
     gap: Gap
+
+    @property
+    def shape(self) -> str:
+        """The shape's key, e.g. 600x400."""
+        return shape_key(self.extents)
 
 
 @dataclass(frozen=True)
@@ -158,7 +163,7 @@ def plan_round(
                 continue
             key = shape_key(shape)
             if key not in measured and key not in added:
-                added[key] = Added(bench.name, key, bench.footprint_bytes(shape, precision), gap)
+                added[key] = Added(bench.name, shape, bench.footprint_bytes(shape, precision), gap)
     return list(added.values())[:ROUND_SHAPES], found
 
 
@@ -166,27 +171,24 @@ def _sweep_plan(
     adds: Sequence[Added], bench: Benchmark, s: RefineSettings, catalog: Catalog
 ) -> SweepPlan:
     points = tuple(
-        Point(bench.name, parse_shape(a.shape), s.precision, s.threads, a.footprint_bytes)
-        for a in adds
+        Point(bench.name, a.extents, s.precision, s.threads, a.footprint_bytes) for a in adds
     )
     check_memory(points)
     return SweepPlan(MODE, points, s.sample_time, s.samples, s.passes, catalog, interleaved=True)
 
 
 def _continue_unfinished(
-    db: Database, context: Context, budget: float, observer: RefineObserver
+    db: Database,
+    host: int | None,
+    env: int,
+    context: Context,
+    budget: float,
+    observer: RefineObserver,
 ) -> Round | None:
     """The newest interrupted refine run of this host and environment, continued."""
-    mark_stale_runs(db)
-    found = unfinished_runs(
-        db,
-        mode=MODE,
-        machine_fingerprint=context.machine.fingerprint,
-        environment_fingerprint=context.environment.fingerprint,
-    )
-    if not found:
+    run_id = None if host is None else resume.find_resumable(db, host, env, None, mode=MODE)
+    if run_id is None:
         return None
-    run_id = found[0]
     config = resume.check_explicit(
         db, run_id, context.machine.fingerprint, context.environment.fingerprint
     )
@@ -210,31 +212,34 @@ def refine(
     by round (see the module docstring) within ``settings.time_budget`` seconds."""
     observer = observer or RefineObserver()
     t0 = time.monotonic()
-    env = environment_id(db, context.environment.fingerprint)
+    host, env = registered_ids(db, context.machine.fingerprint, context.environment.fingerprint)
     if env is None:
         raise UserError(
             "nothing was measured in this software environment yet; run `benchdb collect "
             f"--kernels {','.join(b.name for b in benches)}` first"
         )
-    for bench in benches:  # every benchmark has data before anything is measured
-        _lookups(db, bench, settings, env)
+
+    def lookups() -> dict[str, list[Lookup]]:
+        return {b.name: _lookups(db, b, settings, env) for b in benches}
 
     def left() -> float:
         return settings.time_budget - (time.monotonic() - t0)
 
+    current: dict[str, list[Lookup]] | None = lookups()  # every benchmark has data, first
     rounds: list[Round] = []
-    continued = _continue_unfinished(db, context, left(), observer)
+    continued = _continue_unfinished(db, host, env, context, left(), observer)
     if continued is not None:
         rounds.append(continued)
         if continued.sweep.status == "interrupted":
             return RefineResult(tuple(rounds), "time budget spent")
+        current = None
     found: list[Gap] = []
     for index in range(1, settings.max_rounds + 1):
+        current = current or lookups()  # read again once a round has measured
         todo: list[tuple[Benchmark, list[Added]]] = []
         found = []
         for bench in benches:
-            lookups = _lookups(db, bench, settings, env)
-            new, bench_gaps = plan_round(bench, lookups, settings.precision)
+            new, bench_gaps = plan_round(bench, current[bench.name], settings.precision)
             found.extend(bench_gaps)
             if new:
                 todo.append((bench, new))
@@ -259,4 +264,5 @@ def refine(
             rounds.append(Round(index, tuple(new), result))
             if result.status == "interrupted":
                 return RefineResult(tuple(rounds), "time budget spent", tuple(found))
+        current = None
     return RefineResult(tuple(rounds), f"{settings.max_rounds} rounds done", tuple(found))

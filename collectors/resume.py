@@ -29,13 +29,15 @@ def find_resumable(
     db: Database,
     machine_id: int,
     environment_id: int,
-    sweep_hash: str,
+    sweep_hash: str | None,
     *,
+    mode: str | None = None,
     kind: str = RUN_KIND,
     statuses: tuple[str, ...] = ("interrupted",),
 ) -> int | None:
-    """The newest unfinished run (in ``statuses``) of this sweep on this machine and
-    environment."""
+    """The newest unfinished run (in ``statuses``) on this machine and environment of this
+    sweep (``sweep_hash``) or of any sweep of plan mode ``mode`` (``refine`` continues
+    its own round whatever its points)."""
     mark_stale_runs(db)
     with db.session() as s:
         runs = s.scalars(
@@ -48,7 +50,15 @@ def find_resumable(
             )
             .order_by(Run.id.desc())
         )
-        return next((r.id for r in runs if r.config.get("sweep_hash") == sweep_hash), None)
+        return next(
+            (
+                r.id
+                for r in runs
+                if (sweep_hash is None or r.config.get("sweep_hash") == sweep_hash)
+                and (mode is None or r.config.get("mode") == mode)
+            ),
+            None,
+        )
 
 
 def check_explicit(db: Database, run_id: int, machine_fp: str, environment_fp: str) -> dict:

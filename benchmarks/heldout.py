@@ -11,7 +11,9 @@ In a scratch directory:
    so that a slow spell of the host falls on a shape and on its repeat alike;
    with them, the sweep's square nearest each held-out footprint is measured again:
    how far the sweep's own points moved since (*drift*), which no prediction from the
-   sweep can beat, however dense;
+   sweep can beat, however dense; and each held-out shape with one more element per
+   row (its *row step*): how far the rate moves with the exact row length, which no
+   lookup meets that did not measure that row length;
 3. with ``--refine SECONDS``, ``benchdb refine`` run on a copy of the sweep's database
    (``refined.sqlite``) right after the sweep, within that budget;
 4. every held-out shape predicted from the sweep alone (and from the refined
@@ -22,8 +24,9 @@ In a scratch directory:
 With ``a`` the first pass's median time and ``b`` the repeat's, it prints per
 method the median, p90 and max of |predicted / a - 1| over shapes x kernels,
 beside the *floor* |b / a - 1| of the same points, and the ratios error / floor
-(median by median, p90 by p90, as :class:`benchdb.predict.noise.AgainstNoise`);
-then per kernel the medians, and which layer answered how many points.
+(median by median, p90 by p90, as :class:`benchdb.predict.noise.AgainstNoise`),
+the drift and the row step; then per kernel the medians, and which layer answered
+how many points.
 
     python benchmarks/heldout.py [--quick] [--family shallow] [--shapes 37x611,...]
         [--methods pchip,linear,logcurve] [--refine SECONDS] [--workdir DIR] [--detail]
@@ -54,6 +57,7 @@ from heldout_common import Stats, measured, pass_times
 from benchdb.db.engine import open_database
 from benchdb.errors import UserError
 from benchdb.machine import detect_machine
+from benchdb.predict.basis import rate_basis
 from benchdb.predict.methods import METHODS
 from benchdb.predict.noise import AgainstNoise, NoiseBasis, RepeatNoise
 from benchdb.predict.predictions import predict
@@ -77,6 +81,7 @@ class Setup:
     heldout: SweepPlan
     shapes: tuple[tuple[int, ...], ...]
     anchors: tuple[tuple[int, ...], ...]  # sweep shapes measured again beside the held-out
+    steps: tuple[tuple[int, ...], ...]  # each held-out shape with one more element per row
     kernels: tuple[str, ...]
     methods: tuple[str, ...]
     refine_s: float
@@ -127,10 +132,12 @@ def check(args: argparse.Namespace) -> Setup:
             "must not be in it"
         )
     anchors = _anchors(sweep, shapes)
+    steps = _row_steps(sweep, shapes)
+    measure = dict.fromkeys(map(shape_key, (*shapes, *anchors, *steps)))
     heldout = build_plan(
         machine,
         kernels=[args.family],
-        sizes_spec=",".join(map(shape_key, (*shapes, *anchors))),
+        sizes_spec=",".join(measure),
         quick=args.quick,
         passes=2,
     )
@@ -146,6 +153,7 @@ def check(args: argparse.Namespace) -> Setup:
         replace(heldout, interleaved=True),
         shapes,
         anchors,
+        steps,
         kernels,
         methods,
         args.refine,
@@ -164,6 +172,17 @@ def _anchors(sweep: SweepPlan, shapes: tuple[tuple[int, ...], ...]) -> tuple[tup
         if near not in out:
             out.append(near)
     return tuple(out)
+
+
+def _row_steps(
+    sweep: SweepPlan, shapes: tuple[tuple[int, ...], ...]
+) -> tuple[tuple[int, ...], ...]:
+    """Each shape with one more element along the contiguous axis (rows, in C or Fortran
+    order); the shape itself where the geometry has none."""
+    axis = sweep.benchmarks()[0].geometry.contiguous_axis
+    if axis is None:
+        return shapes
+    return tuple(tuple(n + (d == axis % len(s)) for d, n in enumerate(s)) for s in shapes)
 
 
 def collect(setup: Setup) -> dict[str, str]:
@@ -234,6 +253,10 @@ def row(what: str, errors: np.ndarray, floor: np.ndarray | None) -> str:
 SOURCES = {"sweep.sqlite": "", "refined.sqlite": " + refine"}
 
 
+def _all(per_kernel: dict[str, np.ndarray]) -> np.ndarray:
+    return np.concatenate(list(per_kernel.values()))
+
+
 def _drift(setup: Setup, urls: dict[str, str]) -> np.ndarray:
     """|stored / now - 1| of the anchors (:func:`_anchors`) over the kernels: what a
     prediction resting on the sweep meets even at a measured size."""
@@ -244,6 +267,16 @@ def _drift(setup: Setup, urls: dict[str, str]) -> np.ndarray:
     return np.concatenate(out)
 
 
+def _row_step(setup: Setup, urls: dict[str, str], kernel: str, first: np.ndarray) -> np.ndarray:
+    """The rate with one more element per row over the rate at the held-out shape, - 1,
+    each from its first pass (:func:`_row_steps`)."""
+    basis = rate_basis(kernel)
+    points, _ = basis.points_and_footprint(np.array(setup.shapes))
+    step_points, _ = basis.points_and_footprint(np.array(setup.steps))
+    step_first, _ = pass_times(urls["heldout.sqlite"], kernel, setup.steps)
+    return (step_points / step_first) / (points / first) - 1
+
+
 def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
     """Predict every held-out point from the sweep (and the refined sweep) and print
     the tables."""
@@ -252,10 +285,12 @@ def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
     errors: dict[tuple[str, str], dict[str, np.ndarray]] = {c: {} for c in columns}
     layers: dict[tuple[str, str], dict[str, int]] = {c: {} for c in columns}
     floor: dict[str, np.ndarray] = {}
+    step: dict[str, np.ndarray] = {}
     first: dict[str, np.ndarray] = {}  # each held-out point's first pass: what is predicted
     for kernel in setup.kernels:
         first[kernel], b = pass_times(urls["heldout.sqlite"], kernel, setup.shapes)
         floor[kernel] = b / first[kernel] - 1
+        step[kernel] = _row_step(setup, urls, kernel, first[kernel])
     for label, url in sources:
         db = open_database(url, create=False)
         try:
@@ -274,7 +309,7 @@ def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
                         counts[layer] = counts.get(layer, 0) + 1
         finally:
             db.close()
-    all_floor = np.concatenate(list(floor.values()))
+    all_floor = _all(floor)
     head = "| {} | n | median | p90 | max | / floor median | / floor p90 |\n" + "|---" * 7 + "|"
     print(head.format("what"))
     for label, method in columns:
@@ -282,6 +317,7 @@ def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
         print(row(f"prediction, `{method}`{label}", every, all_floor))
     print(row("floor: the same points measured again", all_floor, None))
     print(row("drift: the sweep's own squares measured again", _drift(setup, urls), None))
+    print(row("row step: the rate with one more element per row", _all(step), None))
     print()
     print(head.format("kernel"))
     for kernel in setup.kernels:
@@ -295,12 +331,16 @@ def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
         print(f"answered by ({method}{label}): {counts}")
     if detail:
         first = columns[-1]
-        print(f"\nper shape, median over the kernels: |{''.join(first[::-1])} error|, |floor|")
+        print(
+            f"\nper shape, median over the kernels: |{''.join(first[::-1])} error|, |floor|, "
+            "|row step|"
+        )
         err = np.abs(np.array([errors[first][k] for k in setup.kernels]))
         flo = np.abs(np.array([floor[k] for k in setup.kernels]))
+        stp = np.abs(np.array([step[k] for k in setup.kernels]))
         for i, shape in enumerate(setup.shapes):
-            e, f = np.nanmedian(err[:, i]), np.nanmedian(flo[:, i])
-            print(f"  {shape_key(shape):>10s}  {_pct(e):>7s}  {_pct(f):>7s}")
+            e, f, r = (np.nanmedian(x[:, i]) for x in (err, flo, stp))
+            print(f"  {shape_key(shape):>10s}  {_pct(e):>7s}  {_pct(f):>7s}  {_pct(r):>7s}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,12 +37,17 @@ KERNCRAFT_DEEP_MULTIPLE = 15  # Kerncraft's "well in memory" point
 FIXED_EXTENTS: dict[str, dict[int, int]] = {"tridiag": {1: 100}}
 # Automatic sizes never ask for more than this share of the available memory.
 AUTO_MEMORY_SHARE = 0.5
-# The calibration rectangles' rows are this many times longer / shorter than the
+# The calibration rectangles' rows are these many times longer / shorter than the
 # square's: the row length moves a loop's rate, either way (on a small block
 # shorter rows are slower; on a large one they keep the previous rows in L1,
-# Kerncraft's layer condition: docs/findings/collection.md), and the validation
-# rectangles and the distributed model's local blocks have aspects within 4:1.
-ASPECT_FACTOR = 2
+# Kerncraft's layer condition: docs/findings/collection.md), and unevenly with
+# the aspect, so the correction is measured out to extents 64:1 apart
+# (docs/findings/prediction-accuracy.md).
+ASPECT_FACTORS = (2, 4, 8)
+# A rectangle whose extents, rounded to integers, move its log aspect further than
+# this from ln(factor), or its log footprint from the square's, is not measured: on a
+# tiny block it would be another aspect and size.
+ROUNDING_TOL = 0.1
 
 
 @dataclass(frozen=True)
@@ -54,8 +59,8 @@ class SweepDensity:
     these multiples of every data cache's capacity; ``deep_multiple`` an extra
     point at this multiple of the last level (or None).  ``aspect_every``: at
     every k-th footprint (0: none) a multi-dimensional benchmark is also
-    measured in two rectangles of the same footprint, with rows
-    :data:`ASPECT_FACTOR` times longer and shorter than the square's, from
+    measured in rectangles of the same footprint, with rows each of
+    :data:`ASPECT_FACTORS` times longer and shorter than the square's, from
     which the predictor learns how row length changes the rate.
     """
 
@@ -177,7 +182,8 @@ def row_shape(bench: Benchmark, square: Shape, factor: float) -> Shape | None:
     """``square`` with rows ``factor`` times as long: the contiguous axis scaled by
     ``factor``, the first other axis by its inverse, so the footprint stays put
     (``factor`` < 1: shorter rows).  None for a benchmark whose aspect means
-    nothing or a shape too small to scale so."""
+    nothing, a shape too small to scale so, or one whose rounding moves its aspect
+    or footprint more than :data:`ROUNDING_TOL` (in log) from the intended."""
     axis = bench.geometry.contiguous_axis
     if axis is None or bench.name in FIXED_EXTENTS:
         return None
@@ -187,17 +193,23 @@ def row_shape(bench: Benchmark, square: Shape, factor: float) -> Shape | None:
     shape = list(square)
     shape[longer] = round(shape[longer] * f)
     shape[shorter] = int(shape[shorter] / f)
-    if min(shape) < 1 or _footprint(bench, tuple(shape), "float64") is None:
+    fp = _footprint(bench, tuple(shape), "float64") if min(shape) >= 1 else None
+    if fp is None:
+        return None
+    # the log aspect moves by half the change of ln(row / other extent)
+    ratio = math.log(shape[axis] / shape[other]) - math.log(square[axis] / square[other])
+    moved = math.log(fp / (_footprint(bench, tuple(square), "float64") or fp))
+    if max(abs(ratio / 2 - math.log(factor)), abs(moved)) > ROUNDING_TOL:
         return None
     return tuple(shape)
 
 
 def aspect_shapes(bench: Benchmark, square: Shape) -> list[Shape]:
-    """The two calibration rectangles of ``square``'s footprint (see :class:`SweepDensity`):
-    rows :data:`ASPECT_FACTOR` times longer and shorter (none where :func:`row_shape`
-    has none)."""
-    pair = (row_shape(bench, square, ASPECT_FACTOR), row_shape(bench, square, 1 / ASPECT_FACTOR))
-    return [s for s in pair if s is not None]
+    """The calibration rectangles of ``square``'s footprint (see :class:`SweepDensity`):
+    rows each of :data:`ASPECT_FACTORS` times longer and shorter (none where
+    :func:`row_shape` has none)."""
+    rects = (row_shape(bench, square, g) for f in ASPECT_FACTORS for g in (f, 1 / f))
+    return [s for s in rects if s is not None]
 
 
 def shapes_for_footprints(

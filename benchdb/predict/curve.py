@@ -59,12 +59,16 @@ class Rectangles:
         return len(self.footprint)
 
     def fingerprint_data(self) -> dict[str, Any]:
-        return {
+        """With rectangles, also the form of the correction fitted to them
+        (:data:`.aspect.FORM`): a fit stored in an earlier form is redone, while the
+        fits of curves without rectangles stay."""
+        data = {
             "footprint": self.footprint.tolist(),
             "log_aspect": self.log_aspect.tolist(),
             "rate": self.rate.tolist(),
             "measurements": [list(m) for m in self.measurement_ids],
         }
+        return {**data, "form": aspect.FORM} if len(self) else data
 
 
 NO_RECTANGLES = Rectangles(np.zeros(0), np.zeros(0), np.zeros(0), (), ())

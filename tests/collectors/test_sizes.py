@@ -120,15 +120,28 @@ def test_aspect_rectangles_keep_the_footprint_and_stretch_the_rows(name: str) ->
     squares = sizes.shapes_for_footprints(bench, targets, "float64")
     axis = bench.geometry.contiguous_axis % bench.ndim
     rects = [s for s in shapes if s not in squares]
-    assert len(rects) == 2 * (len(squares) // 2)  # two at every other square
+    assert rects
     for square in squares[1::2]:
         fp = bench.footprint_bytes(square, "float64")
-        longer, shorter = sizes.aspect_shapes(bench, square)
-        assert longer[axis] == sizes.ASPECT_FACTOR * square[axis]
-        assert shorter[axis] == square[axis] // sizes.ASPECT_FACTOR
-        for rect in (longer, shorter):
-            assert rect in shapes
+        made = sizes.aspect_shapes(bench, square)
+        assert made and all(rect in shapes for rect in made)
+        for factor in sizes.ASPECT_FACTORS:
+            longer = sizes.row_shape(bench, square, factor)
+            shorter = sizes.row_shape(bench, square, 1 / factor)
+            if longer is not None:
+                assert longer[axis] == factor * square[axis]
+            if shorter is not None:
+                assert shorter[axis] == square[axis] // factor
+        for rect in made:
             assert abs(bench.footprint_bytes(rect, "float64") / fp - 1) < 0.1
+    largest = squares[-1]  # large enough for every factor
+    assert len(sizes.aspect_shapes(bench, largest)) == 2 * len(sizes.ASPECT_FACTORS)
+
+
+def test_a_rectangle_that_rounding_turns_into_another_aspect_is_not_measured() -> None:
+    bench = get_benchmark("shallow")  # rows along axis 0
+    assert sizes.row_shape(bench, (6, 6), 4) is None  # 24x1: a ratio of 24, not 16
+    assert sizes.row_shape(bench, (600, 600), 4) == (2400, 150)
 
 
 def test_no_aspect_rectangles_where_an_aspect_means_nothing() -> None:

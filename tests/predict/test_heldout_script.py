@@ -52,3 +52,12 @@ def test_a_workdir_holding_the_databases_is_refused(heldout, tmp_path, capsys) -
     assert heldout.main(["--workdir", str(tmp_path), "--quick"]) == 2
     assert "already holds sweep.sqlite" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sweep.sqlite"]
+
+
+def test_the_quick_check_runs_end_to_end_and_prints_every_floor(heldout, tmp_path, capsys) -> None:
+    args = ["--quick", "--kernels", "shallow.cu", "--methods", "linear", "--shapes", "37x61"]
+    assert heldout.main([*args, "--workdir", str(tmp_path / "w"), "--detail"]) == 0
+    out = capsys.readouterr().out
+    for what in ("| prediction, `linear` | 1 |", "| floor:", "| drift:", "| row step:"):
+        assert what in out
+    assert "37x61" in out.split("per shape")[1]

@@ -12,8 +12,8 @@ In a scratch directory:
    with them, the sweep's square nearest each held-out footprint is measured again:
    how far the sweep's own points moved since (*drift*), which no prediction from the
    sweep can beat, however dense; and each held-out shape with one more element per
-   row (its *row step*): how far the rate moves with the exact row length, which no
-   lookup meets that did not measure that row length;
+   row, measured right after it (its *row step*): how far the rate moves with the
+   exact row length, which no lookup meets that did not measure that row length;
 3. with ``--refine SECONDS``, ``benchdb refine`` run on a copy of the sweep's database
    (``refined.sqlite``) right after the sweep, within that budget;
 4. every held-out shape predicted from the sweep alone (and from the refined
@@ -133,7 +133,9 @@ def check(args: argparse.Namespace) -> Setup:
         )
     anchors = _anchors(sweep, shapes)
     steps = _row_steps(sweep, shapes)
-    measure = dict.fromkeys(map(shape_key, (*shapes, *anchors, *steps)))
+    # each shape beside its row step, so that the two are measured seconds apart
+    paired = (x for pair in zip(shapes, steps, strict=True) for x in pair)
+    measure = dict.fromkeys(map(shape_key, (*paired, *anchors)))
     heldout = build_plan(
         machine,
         kernels=[args.family],
@@ -267,14 +269,16 @@ def _drift(setup: Setup, urls: dict[str, str]) -> np.ndarray:
     return np.concatenate(out)
 
 
-def _row_step(setup: Setup, urls: dict[str, str], kernel: str, first: np.ndarray) -> np.ndarray:
-    """The rate with one more element per row over the rate at the held-out shape, - 1,
-    each from its first pass (:func:`_row_steps`)."""
+def _row_step(setup: Setup, urls: dict[str, str], kernel: str) -> np.ndarray:
+    """The rate with one more element per row over the rate at the held-out shape, - 1
+    (:func:`_row_steps`), each point's time the geometric mean of its two passes."""
     basis = rate_basis(kernel)
-    points, _ = basis.points_and_footprint(np.array(setup.shapes))
-    step_points, _ = basis.points_and_footprint(np.array(setup.steps))
-    step_first, _ = pass_times(urls["heldout.sqlite"], kernel, setup.steps)
-    return (step_points / step_first) / (points / first) - 1
+
+    def rate(shapes: tuple[tuple[int, ...], ...]) -> np.ndarray:
+        points, _ = basis.points_and_footprint(np.array(shapes))
+        return points / np.sqrt(np.prod(pass_times(urls["heldout.sqlite"], kernel, shapes), 0))
+
+    return rate(setup.steps) / rate(setup.shapes) - 1
 
 
 def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
@@ -290,7 +294,7 @@ def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
     for kernel in setup.kernels:
         first[kernel], b = pass_times(urls["heldout.sqlite"], kernel, setup.shapes)
         floor[kernel] = b / first[kernel] - 1
-        step[kernel] = _row_step(setup, urls, kernel, first[kernel])
+        step[kernel] = _row_step(setup, urls, kernel)
     for label, url in sources:
         db = open_database(url, create=False)
         try:

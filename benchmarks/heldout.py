@@ -17,7 +17,9 @@ In a scratch directory:
 3. with ``--refine SECONDS``, ``benchdb refine`` run on a copy of the sweep's database
    (``refined.sqlite``) right after the sweep, within that budget;
 4. every held-out shape predicted from the sweep alone (and from the refined
-   sweep) by ``benchdb predict``'s Python API (its whole answer path: same-row
+   sweep; with ``--rows-2x-only`` also from the sweep without its rectangles of rows
+   more than 2x longer or shorter, the sweep before 2026-11-25) by ``benchdb
+   predict``'s Python API (its whole answer path: same-row
    blocks, row-length correction, curve), each method given.  A held-out shape
    refine happened to measure itself is named and left out of the refined rows.
 
@@ -29,7 +31,8 @@ the drift and the row step; then per kernel the medians, and which layer answere
 how many points.
 
     python benchmarks/heldout.py [--quick] [--family shallow] [--shapes 37x611,...]
-        [--methods pchip,linear,logcurve] [--refine SECONDS] [--workdir DIR] [--detail]
+        [--methods pchip,linear,logcurve] [--refine SECONDS] [--rows-2x-only]
+        [--workdir DIR] [--detail]
 
 Bad input (an unknown family, kernel or method, a malformed shape, a shape the
 sweep measures itself, a workdir that already holds the databases) is refused
@@ -39,6 +42,7 @@ in one line, exit status 2, before anything is written.
 from __future__ import annotations
 
 import argparse
+import math
 import shutil
 import sys
 import tempfile
@@ -49,15 +53,17 @@ from pathlib import Path
 import numpy as np
 from benchdb.collectors.plan import SweepPlan, build_plan, select_benchmarks
 from benchdb.collectors.refine import RefineSettings, refine
+from benchdb.collectors.sizes import ROUNDING_TOL
 from benchdb.collectors.sweep import Context, detect_context, run_sweep, verify_plan
 from benchdb.kernels.catalog import SHALLOW_LOOPS
 from benchdb.kernels.registry import BUILTIN
 from heldout_common import Stats, measured, pass_times
 
-from benchdb.db.engine import open_database
+from benchdb.db.engine import Database, open_database
 from benchdb.errors import UserError
 from benchdb.machine import detect_machine
 from benchdb.predict.basis import rate_basis
+from benchdb.predict.lookup import prepare_lookup
 from benchdb.predict.methods import METHODS
 from benchdb.predict.noise import AgainstNoise, NoiseBasis, RepeatNoise
 from benchdb.predict.predictions import predict
@@ -85,6 +91,7 @@ class Setup:
     kernels: tuple[str, ...]
     methods: tuple[str, ...]
     refine_s: float
+    rows_2x: bool  # also predict without the rectangles beyond rows 2x (the sweep before)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -98,6 +105,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--detail", action="store_true", help="also the errors per shape")
     parser.add_argument(
         "--refine", type=float, default=0.0, help="also refine the sweep for this many seconds"
+    )
+    parser.add_argument(
+        "--rows-2x-only",
+        action="store_true",
+        help="also predict from the sweep without its rectangles beyond rows 2x longer or "
+        "shorter (the sweep before 2026-11-25), from the same measurements",
     )
     return parser.parse_args(argv)
 
@@ -159,6 +172,7 @@ def check(args: argparse.Namespace) -> Setup:
         kernels,
         methods,
         args.refine,
+        args.rows_2x_only,
     )
 
 
@@ -253,6 +267,7 @@ def row(what: str, errors: np.ndarray, floor: np.ndarray | None) -> str:
 
 
 SOURCES = {"sweep.sqlite": "", "refined.sqlite": " + refine"}
+ROWS_2X = ", rows 2x only"
 
 
 def _all(per_kernel: dict[str, np.ndarray]) -> np.ndarray:
@@ -281,11 +296,29 @@ def _row_step(setup: Setup, urls: dict[str, str], kernel: str) -> np.ndarray:
     return rate(setup.steps) / rate(setup.shapes) - 1
 
 
+def _predicted(
+    db: Database, kernel: str, shapes: tuple[tuple[int, ...], ...], method: str, rows_2x: bool
+) -> tuple[np.ndarray, list[str]]:
+    """``predict``'s times at ``shapes`` and the layers that answered; with ``rows_2x``
+    from the sweep without its rectangles of rows more than 2x longer or shorter."""
+    if not rows_2x:
+        frame = predict(db, kernel, shapes, method=method)
+        return frame["time_s"].to_numpy(), list(frame["layer"])
+    lookup = prepare_lookup(db, kernel, method=method, store=False)
+    rect = lookup.curve.rectangles
+    wide = np.abs(rect.log_aspect) > math.log(2) + ROUNDING_TOL
+    answers = lookup.without({k for k, w in zip(rect.shapes, wide, strict=True) if w})
+    answers = answers.evaluate(np.array(shapes))
+    return answers.time_s, [str(x) for x in answers.layer]
+
+
 def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
     """Predict every held-out point from the sweep (and the refined sweep) and print
     the tables."""
-    sources = [(SOURCES[name], url) for name, url in urls.items() if name in SOURCES]
-    columns = [(label, m) for label, _ in sources for m in setup.methods]
+    sources = [(SOURCES[name], url, False) for name, url in urls.items() if name in SOURCES]
+    if setup.rows_2x:
+        sources.append((ROWS_2X, urls["sweep.sqlite"], True))
+    columns = [(label, m) for label, _, _ in sources for m in setup.methods]
     errors: dict[tuple[str, str], dict[str, np.ndarray]] = {c: {} for c in columns}
     layers: dict[tuple[str, str], dict[str, int]] = {c: {} for c in columns}
     floor: dict[str, np.ndarray] = {}
@@ -295,7 +328,7 @@ def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
         first[kernel], b = pass_times(urls["heldout.sqlite"], kernel, setup.shapes)
         floor[kernel] = b / first[kernel] - 1
         step[kernel] = _row_step(setup, urls, kernel)
-    for label, url in sources:
+    for label, url, narrow in sources:
         db = open_database(url, create=False)
         try:
             measured_here = set(measurements_frame(db, kernels=list(setup.kernels))["shape_key"])
@@ -305,11 +338,11 @@ def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
             skip = np.array([shape_key(s) in measured_here for s in setup.shapes])
             for kernel in setup.kernels:
                 for method in setup.methods:
-                    frame = predict(db, kernel, setup.shapes, method=method)
-                    err = frame["time_s"].to_numpy() / first[kernel] - 1
+                    time_s, answered = _predicted(db, kernel, setup.shapes, method, narrow)
+                    err = time_s / first[kernel] - 1
                     errors[(label, method)][kernel] = np.where(skip, np.nan, err)
                     counts = layers[(label, method)]
-                    for layer in frame["layer"]:
+                    for layer in answered:
                         counts[layer] = counts.get(layer, 0) + 1
         finally:
             db.close()
@@ -334,7 +367,7 @@ def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(layers[(label, method)].items()))
         print(f"answered by ({method}{label}): {counts}")
     if detail:
-        first = columns[-1]
+        first = [c for c in columns if c[0] != ROWS_2X][-1]
         print(
             f"\nper shape, median over the kernels: |{''.join(first[::-1])} error|, |floor|, "
             "|row step|"

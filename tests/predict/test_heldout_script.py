@@ -61,3 +61,10 @@ def test_the_quick_check_runs_end_to_end_and_prints_every_floor(heldout, tmp_pat
     for what in ("| prediction, `linear` | 1 |", "| floor:", "| drift:", "| row step:"):
         assert what in out
     assert "37x61" in out.split("per shape")[1]
+
+
+def test_rows_2x_only_predicts_again_from_the_same_sweep(heldout, tmp_path, capsys) -> None:
+    args = ["--quick", "--kernels", "shallow.cu", "--methods", "linear", "--shapes", "37x61"]
+    assert heldout.main([*args, "--workdir", str(tmp_path / "w"), "--rows-2x-only"]) == 0
+    out = capsys.readouterr().out
+    assert "| prediction, `linear`, rows 2x only | 1 |" in out

@@ -1,0 +1,56 @@
+"""benchmarks/row_residue.py: bad input refused before anything is written; a small run."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.fixture
+def residue(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    return importlib.import_module("row_residue")
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--family", "stream.copy"], "not a 2-D kernel with rows"),
+        (["--family", "nope"], "unknown kernel 'nope'"),
+        (["--width", "1"], "--width 1: give at least 2"),
+        (["--bases", "0"], "--bases 0: give at least one"),
+    ],
+)
+def test_bad_input_one_line_exit_2_nothing_written(residue, tmp_path, capsys, args, says) -> None:
+    db = tmp_path / "r.sqlite"
+    assert residue.main(["--db", f"sqlite:///{db}", *args]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and len(out.err.strip().splitlines()) == 1 and says in out.err
+    assert not db.exists()
+
+
+def test_an_existing_database_is_refused(residue, tmp_path, capsys) -> None:
+    db = tmp_path / "r.sqlite"
+    db.write_bytes(b"")
+    assert residue.main(["--db", f"sqlite:///{db}"]) == 2
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_siblings_grow_the_rows_one_element_at_a_time(residue) -> None:
+    setup = residue.check(residue.parse_args(["--bases", "2", "--width", "4"]))
+    base = setup.bases[0]  # shallow's rows run along axis 0
+    assert setup.siblings(base) == [(base[0] + d, base[1]) for d in range(4)]
+    assert setup.bases == residue.check(residue.parse_args(["--bases", "2"])).bases  # seeded
+
+
+def test_a_small_run_prints_a_deviation_per_residue(residue, tmp_path, capsys) -> None:
+    db = tmp_path / "r.sqlite"
+    assert residue.main(["--db", f"sqlite:///{db}", "--bases", "1", "--width", "3"]) == 0
+    out = capsys.readouterr().out
+    mean = [float(x) for x in next(ln for ln in out.splitlines() if "mean %" in ln).split()[2:]]
+    assert len(mean) == 3
+    assert sum(mean) == pytest.approx(0, abs=0.2)  # a straight line's residuals

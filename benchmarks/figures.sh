@@ -43,6 +43,12 @@ step predict_speed $P benchmarks/predict_speed.py --db "$DB" --kernel shallow.cu
 # false alarms on unchanged code (real collections); detection of injected slowdowns
 step fpr $P benchmarks/false_positive_rate.py --runs 11 --db "sqlite:///$OUT/fpr.sqlite"
 step detection $P benchmarks/regression_detection.py --trials 5
+# odd shapes against the floor, the drift and the row step; the row-length residue
+rm -rf "$OUT/heldout"
+step heldout $P benchmarks/heldout.py --refine 300 --rows-2x-only --methods pchip,linear \
+  --workdir "$OUT/heldout" --detail
+step row_residue $P benchmarks/row_residue.py --db "sqlite:///$OUT/residue.sqlite"
+step heldout_programs $P benchmarks/heldout_programs.py
 # MPI against plain C, postal fit, halo model
 step pingpong $P benchmarks/c_pingpong.py --rounds 4
 # whole-run prediction against real MPI runs

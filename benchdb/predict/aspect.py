@@ -135,14 +135,17 @@ def evaluate(
     return factor, beyond
 
 
-def _side(levels: list[dict[str, Any]], u: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, ...]:
+def _side(
+    levels: list[dict[str, Any]], u: np.ndarray, a: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``r`` at each query (footprint ``u``, |aspect| ``a``) from one side's levels, and
     the largest level answering there."""
     ordered = sorted(levels, key=lambda lv: lv["a"])
     first = min(lv["u"][0] for lv in ordered)
     last = max(lv["u"][-1] for lv in ordered)
     at = np.clip(u, first, last)  # beyond every rectangle: as at the outermost
-    size = np.array([0.0] + [lv["a"] for lv in ordered])[:, None]  # (levels + 1, 1)
+    size = np.array([0.0] + [lv["a"] for lv in ordered])  # row 0: the square
+    index = np.arange(len(size))[:, None]
     r = np.vstack(
         [np.zeros(len(u))] + [np.interp(u, lv["u"], lv["slope"]) * lv["a"] for lv in ordered]
     )
@@ -150,14 +153,11 @@ def _side(levels: list[dict[str, Any]], u: np.ndarray, a: np.ndarray) -> tuple[n
         [np.ones(len(u), dtype=bool)]
         + [(at >= lv["u"][0] - LEVEL_REACH) & (at <= lv["u"][-1] + LEVEL_REACH) for lv in ordered]
     )
-    top_idx = np.where(here, np.arange(len(size))[:, None], 0).max(axis=0)
-    below = here & (size <= a)  # the square always is
-    lo = np.where(below, np.arange(len(size))[:, None], 0).max(axis=0)
-    above = here & (size > a)
-    hi = np.where(above, np.arange(len(size))[:, None], len(size)).min(axis=0)
-    hi = np.where(hi == len(size), lo, hi)  # beyond the top level: held there
+    lo = np.where(here & (size[:, None] <= a), index, 0).max(axis=0)
+    hi = np.where(here & (size[:, None] > a), index, len(size)).min(axis=0)
+    hi = np.where(hi == len(size), lo, hi)  # beyond the top level here: held there
+    top = np.where(here, index, 0).max(axis=0)
+    span = size[hi] - size[lo]
+    w = np.divide(a - size[lo], span, out=np.zeros_like(a), where=span > 0)
     cols = np.arange(len(u))
-    a_lo, a_hi = size[lo, 0], size[hi, 0]
-    span = a_hi - a_lo
-    w = np.divide(a - a_lo, span, out=np.zeros_like(a), where=span > 0)
-    return (1 - w) * r[lo, cols] + w * r[hi, cols], size[top_idx, 0]
+    return (1 - w) * r[lo, cols] + w * r[hi, cols], size[top]

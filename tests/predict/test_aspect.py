@@ -67,6 +67,42 @@ def test_calibration_rectangles_correct_other_rectangles(sdb) -> None:
     assert beyond.aspect_extrapolated[0]
 
 
+def test_levels_of_aspect_interpolate_between_them_and_hold_beyond() -> None:
+    # short rows slow a loop more and more steeply: 2x shorter 0.9, 8x shorter 0.5
+    a2, a8 = np.log(2), np.log(8)
+    u = np.arange(4.0)
+    params = aspect.fit(
+        np.concatenate([u, u]),
+        np.r_[np.full(4, -a2), np.full(4, -a8)],
+        np.log(np.r_[[0.9] * 4, [0.5] * 4]),
+    )
+    assert [lv["a"] for lv in params["short"]] == pytest.approx([a2, a8])
+    query = np.array([-a2, -np.log(4), -a8, -np.log(16), -a2 / 2])
+    factor, beyond = aspect.evaluate(params, np.full(5, 1.5), query)
+    halfway = math.exp((math.log(0.9) + math.log(0.5)) / 2)  # 4x is halfway in log aspect
+    assert factor == pytest.approx([0.9, halfway, 0.5, 0.5, math.sqrt(0.9)])
+    assert list(beyond) == [False, False, False, True, False]
+    # the former single slope, from the 2x rectangles alone, holds 0.9 at 4x and says so
+    one = aspect.evaluate(
+        aspect.fit(u, np.full(4, -a2), np.log([0.9] * 4)), np.array([1.5]), query[1:2]
+    )
+    assert one[0][0] == pytest.approx(0.9) and one[1][0]
+
+
+def test_a_level_answers_only_near_the_footprints_it_was_measured_at() -> None:
+    a2, a8 = np.log(2), np.log(8)
+    u = np.arange(0.0, 8.0)
+    # 2x rectangles everywhere; 8x ones at the small footprints only
+    params = aspect.fit(
+        np.r_[u, u[:3]],
+        np.r_[np.full(8, -a2), np.full(3, -a8)],
+        np.log(np.r_[[0.9] * 8, [0.5] * 3]),
+    )
+    factor, beyond = aspect.evaluate(params, np.array([1.0, 7.0]), np.full(2, -a8))
+    assert factor[0] == pytest.approx(0.5) and not beyond[0]
+    assert factor[1] == pytest.approx(0.9) and beyond[1]  # held at the 2x level there
+
+
 def test_one_disturbed_rectangle_does_not_bend_the_correction() -> None:
     a = np.log(2)
     u = np.arange(5.0)

@@ -18,9 +18,7 @@ In a scratch directory:
    (``refined.sqlite``) right after the sweep, within that budget;
 4. every held-out shape predicted from the sweep alone (and from the refined
    sweep; with ``--rows-2x-only`` also from the sweep without its rectangles of rows
-   more than 2x longer or shorter, the sweep before 2026-11-25; with
-   ``--without-residues`` from the sweep without its residue sets' siblings, so
-   without the row-residue correction, the sweep before 2026-11-26) by ``benchdb
+   more than 2x longer or shorter, the sweep before 2026-11-25) by ``benchdb
    predict``'s Python API (its whole answer path: same-row
    blocks, row-length correction, curve), each method given.  A held-out shape
    refine happened to measure itself is named and left out of the refined rows.
@@ -37,7 +35,7 @@ layer answered how many points.
 
     python benchmarks/heldout.py [--quick] [--family shallow] [--shapes 37x611,...]
         [--methods pchip,linear,logcurve] [--refine SECONDS] [--rows-2x-only]
-        [--without-residues] [--workdir DIR] [--detail]
+        [--workdir DIR] [--detail]
 
 Bad input (an unknown family, kernel or method, a malformed shape, a shape the
 sweep measures itself, a workdir that already holds the databases) is refused
@@ -52,7 +50,6 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -69,7 +66,7 @@ from benchdb.db.engine import Database, open_database
 from benchdb.errors import UserError
 from benchdb.machine import detect_machine
 from benchdb.predict.basis import rate_basis
-from benchdb.predict.lookup import Lookup, prepare_lookup
+from benchdb.predict.lookup import prepare_lookup
 from benchdb.predict.methods import METHODS
 from benchdb.predict.noise import AgainstNoise, NoiseBasis, RepeatNoise
 from benchdb.predict.predictions import predict
@@ -97,7 +94,7 @@ class Setup:
     kernels: tuple[str, ...]
     methods: tuple[str, ...]
     refine_s: float
-    variants: tuple[str, ...]  # labels of VARIANTS: also predicted from the sweep so
+    rows_2x: bool  # also predict without the rectangles beyond rows 2x (the sweep before)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -117,12 +114,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="also predict from the sweep without its rectangles beyond rows 2x longer or "
         "shorter (the sweep before 2026-11-25), from the same measurements",
-    )
-    parser.add_argument(
-        "--without-residues",
-        action="store_true",
-        help="also predict from the sweep without its residue sets' siblings (no row-residue "
-        "correction: the sweep before 2026-11-26), from the same measurements",
     )
     return parser.parse_args(argv)
 
@@ -184,11 +175,7 @@ def check(args: argparse.Namespace) -> Setup:
         kernels,
         methods,
         args.refine,
-        tuple(
-            label
-            for label, wanted in ((ROWS_2X, args.rows_2x_only), (NO_RESIDUE, args.without_residues))
-            if wanted
-        ),
+        args.rows_2x_only,
     )
 
 
@@ -283,27 +270,7 @@ def row(what: str, errors: np.ndarray, floor: np.ndarray | None) -> str:
 
 
 SOURCES = {"sweep.sqlite": "", "refined.sqlite": " + refine"}
-
-
-def _wide_rectangles(lookup: Lookup) -> set[str]:
-    """The rectangles of rows more than 2x longer or shorter than the square's."""
-    rect = lookup.curve.rectangles
-    wide = np.abs(rect.log_aspect) > math.log(2) + ROUNDING_TOL
-    return {k for k, w in zip(rect.shapes, wide, strict=True) if w}
-
-
-def _residue_siblings(lookup: Lookup) -> set[str]:
-    """The residue sets' members but their squares."""
-    return set(lookup.curve.residues.siblings)
-
-
 ROWS_2X = ", rows 2x only"
-NO_RESIDUE = ", without residue sets"
-VARIANTS: dict[str, Callable[[Lookup], set[str]]] = {
-    ROWS_2X: _wide_rectangles,
-    NO_RESIDUE: _residue_siblings,
-}
-"""Per label, which of the sweep's shapes a variant leaves out of the lookup."""
 
 
 def _all(per_kernel: dict[str, np.ndarray]) -> np.ndarray:
@@ -341,23 +308,27 @@ def _rate_ratio(kernel: str, setup: Setup, time_s: np.ndarray, stepped: np.ndarr
 
 
 def _predicted(
-    db: Database, kernel: str, shapes: tuple[tuple[int, ...], ...], method: str, variant: str
+    db: Database, kernel: str, shapes: tuple[tuple[int, ...], ...], method: str, rows_2x: bool
 ) -> tuple[np.ndarray, list[str]]:
-    """``predict``'s times at ``shapes`` and the layers that answered; with a
-    ``variant`` (a label of :data:`VARIANTS`) from the sweep without the shapes it names."""
-    if not variant:
+    """``predict``'s times at ``shapes`` and the layers that answered; with ``rows_2x``
+    from the sweep without its rectangles of rows more than 2x longer or shorter."""
+    if not rows_2x:
         frame = predict(db, kernel, shapes, method=method)
         return frame["time_s"].to_numpy(), list(frame["layer"])
     lookup = prepare_lookup(db, kernel, method=method, store=False)
-    answers = lookup.without(VARIANTS[variant](lookup)).evaluate(np.array(shapes))
+    rect = lookup.curve.rectangles
+    wide = np.abs(rect.log_aspect) > math.log(2) + ROUNDING_TOL
+    answers = lookup.without({k for k, w in zip(rect.shapes, wide, strict=True) if w})
+    answers = answers.evaluate(np.array(shapes))
     return answers.time_s, [str(x) for x in answers.layer]
 
 
 def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
     """Predict every held-out point from the sweep (and the refined sweep) and print
     the tables."""
-    sources = [(SOURCES[name], url, "") for name, url in urls.items() if name in SOURCES]
-    sources += [(label, urls["sweep.sqlite"], label) for label in setup.variants]
+    sources = [(SOURCES[name], url, False) for name, url in urls.items() if name in SOURCES]
+    if setup.rows_2x:
+        sources.append((ROWS_2X, urls["sweep.sqlite"], True))
     columns = [(label, m) for label, _, _ in sources for m in setup.methods]
     errors: dict[tuple[str, str], dict[str, np.ndarray]] = {c: {} for c in columns}
     layers: dict[tuple[str, str], dict[str, int]] = {c: {} for c in columns}
@@ -369,7 +340,7 @@ def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
         first[kernel], b = pass_times(urls["heldout.sqlite"], kernel, setup.shapes)
         floor[kernel] = b / first[kernel] - 1
         step[kernel] = _row_step(setup, urls, kernel)
-    for label, url, variant in sources:
+    for label, url, narrow in sources:
         db = open_database(url, create=False)
         try:
             measured_here = set(measurements_frame(db, kernels=list(setup.kernels))["shape_key"])
@@ -379,10 +350,10 @@ def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
             skip = np.array([shape_key(s) in measured_here for s in setup.shapes])
             for kernel in setup.kernels:
                 for method in setup.methods:
-                    time_s, answered = _predicted(db, kernel, setup.shapes, method, variant)
+                    time_s, answered = _predicted(db, kernel, setup.shapes, method, narrow)
                     err = time_s / first[kernel] - 1
                     errors[(label, method)][kernel] = np.where(skip, np.nan, err)
-                    stepped, _ = _predicted(db, kernel, setup.steps, method, variant)
+                    stepped, _ = _predicted(db, kernel, setup.steps, method, narrow)
                     ratio = _rate_ratio(kernel, setup, time_s, stepped)
                     step_errors[(label, method)][kernel] = np.where(
                         skip, np.nan, ratio - step[kernel] - 1
@@ -416,7 +387,7 @@ def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(layers[(label, method)].items()))
         print(f"answered by ({method}{label}): {counts}")
     if detail:
-        first = [c for c in columns if c[0] not in VARIANTS][-1]
+        first = [c for c in columns if c[0] != ROWS_2X][-1]
         print(
             f"\nper shape, median over the kernels: |{''.join(first[::-1])} error|, |floor|, "
             "|row step|"

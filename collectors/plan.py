@@ -280,7 +280,7 @@ def build_plan(
         raise UserError(f"--sample-time {sample_time} must be in (0, 60] seconds, e.g. 0.02")
     benches = select_benchmarks(kernels, catalog)
     check_support(benches, threads, precisions)
-    aspect_every, residue_at = 0, []  # calibration shapes only in the automatic sweeps
+    aspect_every = 0  # calibration rectangles only in the automatic sweeps
     if footprints_spec:
         targets = [sizes.parse_footprint(t) for t in sizes.parse_list(footprints_spec)]
         if not targets:
@@ -295,20 +295,14 @@ def build_plan(
         density = sizes.QUICK_DENSITY if quick else sizes.DEFAULT_DENSITY
         targets = sizes.footprint_targets(machine, density, machine.memory_bytes)
         aspect_every = density.aspect_every
-        if density.residue_sets:
-            residue_at = sizes.residue_footprints(machine, density)
         mode = "quick" if quick else "default"
-    caches = machine.data_caches()
-    line_bytes = caches[0].line_bytes if caches else 0  # automatic sweeps need caches
     points: list[Point] = []
     for bench in benches:
         for precision in precisions:
             if sizes_spec:
                 shapes = sizes.explicit_shapes(bench, specs)
             else:
-                shapes = sizes.shapes_for_footprints(
-                    bench, targets, precision, aspect_every, residue_at, line_bytes
-                )
+                shapes = sizes.shapes_for_footprints(bench, targets, precision, aspect_every)
             for t in threads:
                 points.extend(
                     Point(bench.name, s, precision, t, bench.footprint_bytes(s, precision))

@@ -16,7 +16,6 @@ from constants.
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -28,7 +27,7 @@ from benchdb.errors import UserError
 from benchdb.machine import MachineInfo, parse_size
 from benchdb.query import parse_shape
 
-from ..kernels.api import DTYPE_BYTES, Benchmark, Shape
+from ..kernels.api import Benchmark, Shape
 
 # Where the sweep starts and ends, relative to the caches.
 START_FRACTION_OF_L1 = 1 / 8
@@ -62,11 +61,7 @@ class SweepDensity:
     every k-th footprint (0: none) a multi-dimensional benchmark is also
     measured in rectangles of the same footprint, with rows each of
     :data:`ASPECT_FACTORS` times longer and shorter than the square's, from
-    which the predictor learns how row length changes the rate.  ``residue_sets``:
-    at the square nearest the middle of each cache level's footprints and of the
-    memory's (:func:`residue_footprints`) also a *residue set*, the square with rows
-    1 .. W-1 elements longer (:func:`residue_shapes`), from which the predictor
-    learns what the row length modulo a cache line does (``benchdb.predict.residue``).
+    which the predictor learns how row length changes the rate.
     """
 
     per_octave: float
@@ -74,7 +69,6 @@ class SweepDensity:
     cache_factors: tuple[float, ...]
     deep_multiple: float | None
     aspect_every: int = 0
-    residue_sets: bool = False
 
 
 # The full sweep: two points per doubling to 8x the LLC, Kerncraft's 0.66x and
@@ -85,7 +79,6 @@ DEFAULT_DENSITY = SweepDensity(
     cache_factors=(0.66, 1.0, 1.5),
     deep_multiple=KERNCRAFT_DEEP_MULTIPLE,
     aspect_every=2,
-    residue_sets=True,
 )
 # A first look: one point per factor of 8, half of each cache, DRAM at 4x the LLC.
 QUICK_DENSITY = SweepDensity(
@@ -219,57 +212,21 @@ def aspect_shapes(bench: Benchmark, square: Shape) -> list[Shape]:
     return [s for s in rects if s is not None]
 
 
-def residue_footprints(machine: MachineInfo, density: SweepDensity) -> list[float]:
-    """The geometric middle of each data cache level's range of footprints (from the
-    level below's capacity, or the sweep's start, to its own) and of the memory's (the
-    last level to the sweep's end): one residue set per level, away from the cache
-    edges, where the rate moves with the footprint faster than with the row."""
-    caches = [c.size_bytes for c in machine.data_caches()]
-    if not caches:
-        return []
-    edges = [caches[0] * START_FRACTION_OF_L1, *caches, caches[-1] * density.end_multiple]
-    return [math.sqrt(lo * hi) for lo, hi in itertools.pairwise(edges)]
-
-
-def residue_shapes(bench: Benchmark, square: Shape, width: int) -> list[Shape]:
-    """``square``'s residue set without itself: rows 1 .. ``width - 1`` elements longer,
-    the other extents as they are (none for a benchmark whose rows mean nothing)."""
-    axis = bench.geometry.contiguous_axis
-    if axis is None or bench.ndim < 2 or bench.name in FIXED_EXTENTS:
-        return []
-    axis %= bench.ndim
-    return [tuple(n + d * (i == axis) for i, n in enumerate(square)) for d in range(1, width)]
-
-
 def shapes_for_footprints(
-    bench: Benchmark,
-    targets: Iterable[int],
-    precision: str,
-    aspect_every: int = 0,
-    residue_at: Sequence[float] = (),
-    line_bytes: int = 0,
+    bench: Benchmark, targets: Iterable[int], precision: str, aspect_every: int = 0
 ) -> list[Shape]:
     """Distinct shapes for ``targets``, in ascending footprint order, with the
-    calibration rectangles at every ``aspect_every``-th square (0: none) and a residue
-    set of a ``line_bytes`` cache line's elements at the square nearest each footprint
-    of ``residue_at``."""
-    width = line_bytes // DTYPE_BYTES[precision]
-    squares: list[Shape] = []
+    calibration rectangles at every ``aspect_every``-th square (0: none)."""
+    shapes: list[Shape] = []
+    squares = 0
     for t in sorted(targets):
         shape = shape_for_footprint(bench, t, precision)
-        if shape not in squares:
-            squares.append(shape)
-    log_fp = np.log([bench.footprint_bytes(s, precision) for s in squares])
-    with_set = {squares[int(np.argmin(np.abs(log_fp - math.log(f))))] for f in residue_at}
-    shapes: list[Shape] = []
-    for i, shape in enumerate(squares):
         if shape in shapes:
             continue
         shapes.append(shape)
-        if aspect_every and i % aspect_every == aspect_every - 1:
+        if aspect_every and squares % aspect_every == aspect_every - 1:
             shapes.extend(s for s in aspect_shapes(bench, shape) if s not in shapes)
-        if shape in with_set and width > 1:
-            shapes.extend(s for s in residue_shapes(bench, shape, width) if s not in shapes)
+        squares += 1
     return shapes
 
 

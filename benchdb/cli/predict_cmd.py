@@ -231,7 +231,6 @@ def predict(
             ("hi_footprint_bytes", "to", fmt_bytes),
             ("extrapolated", "extrapolated", lambda v: "YES" if v else "no"),
             ("rows", "rows / square's", None),
-            ("residue_rel", "row residue", lambda v: f"{100 * v:+.1f}%" if v else ""),
             ("point_flags", "flags", lambda v: v or ""),
         ],
         as_json=False,
@@ -265,11 +264,6 @@ def predict(
         notes.append(
             "aspect: the square curve times the row-length correction fitted from the "
             "measured rectangles; curve: the square curve alone"
-        )
-    if any(r["residue_rel"] for r in rows):
-        notes.append(
-            "row residue: how much faster (+) or slower (-) rows of this length modulo a "
-            "cache line ran than their neighbours in the measured residue sets"
         )
     if any(r["point_flags"] for r in rows):
         notes.append("flags: noisy = high CV; spike/dip = point sticks out of its neighbours")

@@ -36,7 +36,6 @@ class Answers:
     extrapolated: np.ndarray
     log_aspect: np.ndarray
     aspect_extrapolated: np.ndarray
-    residue_rel: np.ndarray  # the row-residue factor - 1 (.residue), 0 where none applied
     same_rows: np.ndarray
     lo_footprint_bytes: np.ndarray
     hi_footprint_bytes: np.ndarray
@@ -76,7 +75,6 @@ class Answers:
             row["same_rows"] = bool(row["same_rows"])
             row["layer"] = str(row["layer"])
             row["log_aspect"] = float(row["log_aspect"])
-            row["residue_rel"] = float(row["residue_rel"])
             interp = float(row["interpolation_rel"])
             row["interpolation_rel"] = interp if math.isfinite(interp) else None
             out.append(row)

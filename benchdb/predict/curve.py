@@ -8,12 +8,11 @@ and whose spread is the relative interquartile range of *all* their samples
 pooled, so disagreement between runs widens the uncertainty instead of
 vanishing in an average.
 
-Every rate is divided by the row-residue correction first (:mod:`.residue`), whose
-residue sets' siblings stay out of the curve.  Rectangles (a block's rows much
-longer or shorter than a square's, see :mod:`.aspect`) do not join the curve:
-they are kept beside it, one entry per shape, and calibrate the row-length
-correction.  A kernel measured in rectangles only (fewer than two square
-footprints) keeps them all in the curve, as a footprint lookup would.
+Rectangles (a block's rows much longer or shorter than a square's, see
+:mod:`.aspect`) do not join the curve: they are kept beside it, one entry per
+shape, and calibrate the row-length correction.  A kernel measured in
+rectangles only (fewer than two square footprints) keeps them all in the
+curve, as a footprint lookup would.
 
 Pathological points stay in the curve, flagged (paper 003 §V saw "pathological
 peaks and troughs" from cache thrashing): ``noisy`` comes from the collector
@@ -38,7 +37,6 @@ import numpy as np
 from ..kernels.geometry import Geometry
 from . import aspect
 from .noise import pass_medians
-from .residue import NO_RESIDUES, ResidueSets, find_sets
 
 DERIVED_FLAGS = ("spike", "dip")
 """Flags :func:`build_curve` derives from the points; the others come from the collector."""
@@ -89,7 +87,6 @@ class Curve:
     measurement_ids: tuple[tuple[int, ...], ...]
     run_ids: tuple[int, ...] = field(default=())
     rectangles: Rectangles = NO_RECTANGLES
-    residues: ResidueSets = NO_RESIDUES  # the row-residue correction the rates are divided by
     # slowest and fastest rate among each point's independent repeats (NaN: one only)
     repeat_low: np.ndarray | None = None
     repeat_high: np.ndarray | None = None
@@ -125,7 +122,7 @@ class Curve:
         """What the fitted models depend on, for :func:`benchdb.hashing.content_hash`; the
         flags derived here are left out, being a function of the rest (a new rule for
         them must not discard the fits stored before it)."""
-        data = {
+        return {
             "footprint": self.footprint.tolist(),
             "rate": self.rate.tolist(),
             "spread": self.spread.tolist(),
@@ -133,8 +130,6 @@ class Curve:
             "measurements": [list(m) for m in self.measurement_ids],
             "rectangles": self.rectangles.fingerprint_data(),
         }
-        residues = self.residues.fingerprint_data()
-        return {**data, "residues": residues} if residues else data
 
     def points_table(self) -> list[dict[str, Any]]:
         """One dict per measured point (for JSON output and plots)."""
@@ -195,11 +190,8 @@ def build_curve(
 ) -> Curve:
     """Combine measurement rows (``footprint_bytes, points, t_median, samples, flags,
     shape, shape_key, measurement_id, run_id``) into one curve point per footprint,
-    with the rectangles of ``geometry`` (if given) set aside, and every rate divided by
-    the row-residue correction of the residue sets among them (:mod:`.residue`)."""
-    rows = list(rows)
-    residues = find_sets(rows, geometry, work_per_point)
-    square, rects = _split_rectangles(residues.normalise(rows), geometry)
+    with the rectangles of ``geometry`` (if given) set aside."""
+    square, rects = _split_rectangles(list(rows), geometry)
     groups: dict[int, list[Mapping[str, Any]]] = {}
     for row in square:
         groups.setdefault(int(row["footprint_bytes"]), []).append(row)
@@ -233,7 +225,6 @@ def build_curve(
         tuple(mids),
         tuple(sorted(runs)),
         _rectangles(rects, work_per_point),
-        residues,
         np.asarray(repeat_low, dtype=float),
         np.asarray(repeat_high, dtype=float),
     )

@@ -25,9 +25,6 @@ nothing about it (docs/findings/lookup-layers.md).  NaN where no bracketing poin
 A non-square block's rate is the square curve's times the row-length
 correction of :mod:`.aspect`, fitted with the method from the calibration
 rectangles; ``aspect_extrapolated`` says when its aspect lies beyond them.
-Every block's rate is also multiplied by the row-residue correction of
-:mod:`.residue` (the curve was fitted to rates divided by it); ``residue_rel``
-is that factor less one (0 where the kernel has no residue sets).
 Where measured blocks with the query's own row length bracket it closely, they
 answer instead (:mod:`.same_rows`; ``same_rows`` says so, and the bracketing
 footprints, spread and flags are theirs); ``interpolation_rel`` stays the
@@ -113,10 +110,6 @@ class Lookup:
         u = np.log(footprint)
         log_aspect = aspect.log_aspect(self.basis.geometry, shapes)
         rate, aspect_beyond = method_rates(self.method, self.params, u, log_aspect)
-        residue = np.zeros(len(shapes))
-        if self.curve.residues.axis is not None:
-            residue = self.curve.residues.log_factor(u, shapes[:, self.curve.residues.axis])
-        rate = rate * np.exp(residue)
         known = self.curve.log_x
         n = len(known)
         idx = np.searchsorted(known, u)  # interval: lo = idx - 1, hi = idx
@@ -143,7 +136,6 @@ class Lookup:
             hi_fp = np.where(f, own.hi_footprint, hi_fp)
             flags = np.where(f, own.flags, flags)
             extrap, aspect_beyond = extrap & ~f, aspect_beyond & ~f
-            residue = np.where(f, 0.0, residue)
             layer[f] = AnswerLayer.SAME_ROWS.value
         time = self.basis.work_per_point * points * iters / rate
         sel = self.selection
@@ -165,7 +157,6 @@ class Lookup:
             extrapolated=extrap,
             log_aspect=log_aspect,
             aspect_extrapolated=aspect_beyond,
-            residue_rel=np.expm1(residue),
             same_rows=own.found if own is not None else np.zeros(len(shapes), dtype=bool),
             lo_footprint_bytes=lo_fp,
             hi_footprint_bytes=hi_fp,
@@ -213,7 +204,6 @@ class Lookup:
             "params": {
                 k: v for k, v in self.params.items() if k not in ("breaks", "coefs", "loo_rel")
             },
-            "row_residues": self.curve.residues.describe(),
             "rectangles": [
                 {"shape": s, "footprint_bytes": float(f), "log_aspect": float(a), "rate": float(r)}
                 for s, f, a, r in zip(

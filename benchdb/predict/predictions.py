@@ -76,8 +76,7 @@ def predict(
     blocks with the shape's own rows where ``same_rows``), the
     ``point_flags`` of those points (``noisy``, ``spike``, ``dip``), ``layer`` (which
     layer answered: ``same_rows``, ``aspect`` or ``curve``, :class:`.lookup.AnswerLayer`),
-    ``method`` (the curve's), ``residue_rel`` (the row-residue factor less one,
-    :mod:`.residue`; 0 where none applied),
+    ``method`` (the curve's),
     ``environment_id`` and the ``model_id`` of the stored fit.  ``options``
     select the curve (:class:`LookupOptions`).
     """

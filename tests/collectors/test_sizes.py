@@ -148,37 +148,3 @@ def test_no_aspect_rectangles_where_an_aspect_means_nothing() -> None:
     assert sizes.aspect_shapes(get_benchmark("tridiag"), (1000, 100)) == []
     assert sizes.aspect_shapes(get_benchmark("stream.copy"), (1000,)) == []
     assert sizes.QUICK_DENSITY.aspect_every == 0
-
-
-@pytest.mark.parametrize("machine", [MACHINE, _other_machine()], ids=["this", "bigger-caches"])
-def test_a_residue_set_in_the_middle_of_every_cache_level_and_of_memory(machine) -> None:
-    density = sizes.DEFAULT_DENSITY
-    mids = sizes.residue_footprints(machine, density)
-    caches = [c.size_bytes for c in machine.data_caches()]
-    assert len(mids) == len(caches) + 1
-    for mid, lo, hi in zip(mids, [0, *caches], [*caches, math.inf], strict=True):
-        assert lo < mid < hi  # strictly inside its level, away from both edges
-    assert mids[-1] == pytest.approx(caches[-1] * math.sqrt(density.end_multiple))
-    targets = sizes.footprint_targets(machine, density, machine.memory_bytes)
-    bench = get_benchmark("shallow")  # Fortran order: rows along axis 0
-    line = machine.data_caches()[0].line_bytes
-    for precision in ("float64", "float32"):
-        width = line // {"float64": 8, "float32": 4}[precision]
-        shapes = sizes.shapes_for_footprints(bench, targets, precision, 2, mids, line)
-        sets = [s for s in shapes if s[0] == s[1] + 1]  # each set's first sibling
-        assert len(sets) == len(mids)
-        for first in sets:
-            square = (first[1], first[1])
-            members = [(square[0] + d, square[1]) for d in range(width)]
-            assert all(m in shapes for m in members)
-            assert (square[0] + width, square[1]) not in shapes
-
-
-def test_no_residue_sets_where_rows_mean_nothing_or_sizes_are_explicit() -> None:
-    assert sizes.residue_shapes(get_benchmark("stream.copy"), (1000,), 8) == []
-    assert sizes.residue_shapes(get_benchmark("tridiag"), (1000, 100), 8) == []
-    stencil = get_benchmark("stencil2d5")  # C order: rows along the last axis
-    assert sizes.residue_shapes(stencil, (50, 50), 4) == [(50, 51), (50, 52), (50, 53)]
-    assert not sizes.QUICK_DENSITY.residue_sets
-    shapes = sizes.shapes_for_footprints(stencil, [10**5, 10**6], "float64")
-    assert len(shapes) == 2

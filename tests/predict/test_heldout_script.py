@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+import numpy as np
 import pytest
 from benchdb.collectors.plan import build_plan
 
@@ -60,6 +61,7 @@ def test_the_quick_check_runs_end_to_end_and_prints_every_floor(heldout, tmp_pat
     out = capsys.readouterr().out
     for what in ("| prediction, `linear` | 1 |", "| floor:", "| drift:", "| row step:"):
         assert what in out
+    assert "| row step predicted - measured, `linear` | 1 |" in out
     assert "37x61" in out.split("per shape")[1]
 
 
@@ -68,3 +70,15 @@ def test_rows_2x_only_predicts_again_from_the_same_sweep(heldout, tmp_path, caps
     assert heldout.main([*args, "--workdir", str(tmp_path / "w"), "--rows-2x-only"]) == 0
     out = capsys.readouterr().out
     assert "| prediction, `linear`, rows 2x only | 1 |" in out
+
+
+def test_the_predicted_row_step_is_the_ratio_of_the_predicted_rates(heldout, tmp_path) -> None:
+    args = ["--quick", "--kernels", "shallow.cu", "--shapes", "37x61,90x90"]
+    setup = heldout.check(heldout.parse_args([*args, "--workdir", str(tmp_path / "w")]))
+    assert setup.steps == ((38, 61), (91, 90))  # shallow's rows run along its first axis
+    same_time = heldout._rate_ratio("shallow.cu", setup, np.ones(2), np.ones(2))
+    # shallow's interior points are its extents' product: one more per row, 1/37 more work
+    assert same_time == pytest.approx([38 / 37, 91 / 90])
+    faster = heldout._rate_ratio("shallow.cu", setup, np.ones(2), np.array([1.0, 0.5]))
+    assert faster[1] == pytest.approx(2 * 91 / 90)
+    assert not (tmp_path / "w").exists()

@@ -1,6 +1,6 @@
 """Does ``benchdb compare`` catch real slowdowns, and does it stay quiet on unchanged code?
 
-Real kernels, real timings (tests/regress/rows.py ``RealRuns``: the
+Real kernels, real timings (real_runs.py ``RealRuns``: the
 collectors' calibration and timing code).  A slowdown of factor k is
 injected as a kernel variant doing k x the work (the first extent times k)
 stored under the nominal shape, so the comparison cannot know.  Per trial,
@@ -34,19 +34,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.regress.rows
+from real_runs import RealRuns
 
 from benchdb.db.engine import open_database
 from benchdb.regress import compare_runs
-from tests.regress.rows import RealRuns
 
 POINTS: dict[str, list[tuple[int, ...]]] = {
     "stream.triad": [(2000,), (20000,), (200000,), (1000000,)],

@@ -350,10 +350,14 @@ def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
             skip = np.array([shape_key(s) in measured_here for s in setup.shapes])
             for kernel in setup.kernels:
                 for method in setup.methods:
-                    time_s, answered = _predicted(db, kernel, setup.shapes, method, narrow)
+                    # each shape and its row step from one lookup
+                    both, answered = _predicted(
+                        db, kernel, setup.shapes + setup.steps, method, narrow
+                    )
+                    n = len(setup.shapes)
+                    time_s, stepped, answered = both[:n], both[n:], answered[:n]
                     err = time_s / first[kernel] - 1
                     errors[(label, method)][kernel] = np.where(skip, np.nan, err)
-                    stepped, _ = _predicted(db, kernel, setup.steps, method, narrow)
                     ratio = _rate_ratio(kernel, setup, time_s, stepped)
                     step_errors[(label, method)][kernel] = np.where(
                         skip, np.nan, ratio - step[kernel] - 1

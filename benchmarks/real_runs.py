@@ -10,12 +10,11 @@ every run once, in an order shuffled per round with a fixed seed: a strict
 ABC... order aliases with periodic load -- another process's time slices
 -- and can put it on the same run round after round), so that the shared
 machine's load falls on all runs alike, and samples are short (0.5 ms,
-many of them): on the oversubscribed 2-core VM a 20 ms sample spans several
-scheduler slices and measures the CPU share the neighbours leave (stream.triad
-at 2000 points: ~0.7 us per repetition in 100-repetition samples, ~2 us in
-10000-repetition ones, load average 6), while most short samples run
-unpreempted and their median is the kernel's time.  A test of the statistics
-must not hinge on when the neighbours' jobs happen to run.
+many of them): a long sample spans several scheduler slices and measures the
+CPU share the neighbours leave, while most short samples run unpreempted and
+their median is the kernel's time (docs/findings/regression-detection.md).
+A test of the statistics must not hinge on when the neighbours' jobs happen
+to run.
 """
 
 from __future__ import annotations

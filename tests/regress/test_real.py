@@ -7,9 +7,9 @@ percent between runs, and ``compare`` rightly calls a 10 % change there
 ``noisy`` when the points disagree; a test that needed it found would be a
 coin toss (benchmarks/regression_detection.py measures the detection rate
 at 1.1x, 1.2x and 2x instead).  The runs' samples are taken round-robin in a
-shuffled order (see rows.py), so all runs see the shared machine's load
-alike (benchmarks/real_runs.py); the comparison itself knows nothing of that and
-must find exactly the slowed kernel.
+shuffled order (benchmarks/real_runs.py), so all runs see the shared machine's load
+alike; the comparison itself knows nothing of that and must find exactly the
+slowed kernel.
 
 The history test runs in CI.  It failed about half the time when single
 runs of unchanged code deviated up to 4-8x: a run whose repetitions were

@@ -37,13 +37,24 @@ class Terminated(KeyboardInterrupt):
 
 @contextmanager
 def sigterm_as_exception() -> Iterator[None]:
+    """Raise :class:`Terminated` on SIGTERM inside the block.
+
+    SIGTERM is also unblocked for the block: a blocked signal mask is inherited
+    through fork and exec, so a collector started by a supervisor that blocks
+    SIGTERM (a Python program calling ``pthread_sigmask``, some CI runners) would
+    otherwise leave the signal pending, finish the whole sweep and exit 0.  A
+    SIGTERM already pending is delivered as the block starts.
+    """
+
     def _raise(signum: int, _frame: Any) -> None:
         raise Terminated(f"signal {signum}")
 
     previous = signal.signal(signal.SIGTERM, _raise)
+    blocked = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     try:
         yield
     finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         signal.signal(signal.SIGTERM, previous)
 
 

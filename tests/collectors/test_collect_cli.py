@@ -117,10 +117,18 @@ def test_sigkill_then_rerun_completes_without_duplicates(sqlite_url: str) -> Non
 
 
 def test_sigterm_interrupts_and_resume_option_continues(sqlite_url: str) -> None:
+    """Even when the collector inherits SIGTERM blocked (a supervisor's signal mask
+    passes through fork and exec), SIGTERM ends the run ``interrupted``, exit 130."""
     open_database(sqlite_url).close()
-    proc = subprocess.Popen(
-        benchdb_command("collect", *TRIAD_8, "--db", sqlite_url), stderr=subprocess.PIPE, text=True
-    )
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        proc = subprocess.Popen(
+            benchdb_command("collect", *TRIAD_8, "--db", sqlite_url),
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     _wait_for_points(sqlite_url, proc, 1)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)

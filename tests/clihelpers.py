@@ -18,7 +18,8 @@ def benchdb(
 ) -> subprocess.CompletedProcess[str]:
     """``python -m benchdb ARGS`` in a subprocess, output captured as text.
 
-    ``COLUMNS=200`` keeps rich from wrapping table cells that tests look for.
+    ``COLUMNS=200`` keeps rich from wrapping the prose lines (titles, notes) that
+    tests look for; tables on a pipe are printed at their natural width anyway.
     """
     full_env = {**os.environ, "COLUMNS": "200", **(env or {})}
     return subprocess.run(

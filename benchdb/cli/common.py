@@ -118,7 +118,21 @@ def print_table(
                 for key, _h, fmt in cols
             ]
         )
-    console.print(table)
+    _print_unsqueezed(table)
+
+
+_UNBOUNDED = 1_000_000
+
+
+def _print_unsqueezed(table: Table) -> None:
+    """A terminal gets the table fitted to its width; a pipe, a file or a CI log gets
+    it at its natural width, one line per row, so that no value is folded mid-token
+    (rich would squeeze to 80 columns there) and ``grep`` finds whole rows."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    natural = console.measure(table, options=console.options.update_width(_UNBOUNDED)).maximum
+    Console(width=max(natural, console.width)).print(table)
 
 
 def emit(

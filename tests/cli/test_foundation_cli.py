@@ -87,3 +87,15 @@ def test_help_teaches() -> None:
     proc = benchdb("--help")
     assert proc.returncode == 0
     assert "collect" in proc.stdout and "machine" in proc.stdout
+
+
+def test_piped_tables_keep_one_line_per_row(tmp_path: Path) -> None:
+    """On a pipe (CI logs, grep) a table is printed at its natural width however
+    narrow the terminal setting: no value folded mid-token, one line per row."""
+    url = f"sqlite:///{tmp_path / 'none.sqlite'}"
+    names = [k["name"] for k in json.loads(benchdb("--db", url, "kernels", "--json").stdout)]
+    proc = benchdb("--db", url, "kernels", env={"COLUMNS": "40"})
+    assert proc.returncode == 0, proc.stderr
+    body = [line for line in proc.stdout.splitlines() if line.startswith("│")]
+    assert [line.split("│")[1].strip() for line in body] == names
+    assert len({len(line) for line in body}) == 1 and len(body[0]) > 40

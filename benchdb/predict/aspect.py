@@ -39,6 +39,7 @@ correction is 1).
 from __future__ import annotations
 
 import math
+import statistics
 from typing import Any
 
 import numpy as np
@@ -94,12 +95,15 @@ def fit(log_footprint: np.ndarray, aspect: np.ndarray, log_ratio: np.ndarray) ->
         levels = []
         for k in np.unique(level):
             here = level == k
-            knots = np.unique(u[here])  # repeated runs of one rectangle: the median slope
-            per_knot = np.array([np.median(slope[here][u[here] == x]) for x in knots])
+            at_knot: dict[float, list[float]] = {}  # repeated runs of one rectangle
+            for x, y in zip(u[here].tolist(), slope[here].tolist(), strict=True):
+                at_knot.setdefault(x, []).append(y)
+            knots = sorted(at_knot)
+            per_knot = np.array([statistics.median(at_knot[x]) for x in knots])  # their median
             levels.append(
                 {
                     "a": float(size[here].max()),
-                    "u": knots.tolist(),
+                    "u": knots,
                     "slope": median_filter(per_knot, size=3, mode="nearest").tolist(),
                 }
             )

@@ -28,6 +28,7 @@ runs well below its neighbours.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -151,9 +152,12 @@ def _rel_iqr(values: np.ndarray) -> float:
     return float((q3 - q1) / med) if med > 0 else 0.0
 
 
-def _median_rate(members: list[Mapping[str, Any]], work_per_point: float) -> float:
-    """The median of the members' own (median-time) rates."""
-    return float(np.median([work_per_point * float(m["points"]) / m["t_median"] for m in members]))
+def median_rate(members: Iterable[Mapping[str, Any]], work_per_point: float) -> float:
+    """The median of the members' own (median-time) rates: how a curve point combines
+    its measurements (``statistics``: numpy's median costs more on a few values)."""
+    return float(
+        statistics.median(work_per_point * float(m["points"]) / m["t_median"] for m in members)
+    )
 
 
 def _split_rectangles(
@@ -179,54 +183,87 @@ def _rectangles(rects: list[tuple[float, Mapping[str, Any]]], work_per_point: fl
     return Rectangles(
         np.array([float(groups[k][0][1]["footprint_bytes"]) for k in keys]),
         np.array([groups[k][0][0] for k in keys]),
-        np.array([_median_rate([r for _, r in groups[k]], work_per_point) for k in keys]),
+        np.array([median_rate((r for _, r in groups[k]), work_per_point) for k in keys]),
         tuple(keys),
         tuple(tuple(int(r["measurement_id"]) for _, r in groups[k]) for k in keys),
     )
 
 
+@dataclass(frozen=True)
+class CurvePoint:
+    """The measurements of one footprint combined (see the module docstring)."""
+
+    rate: float
+    spread: float
+    n_samples: int
+    shapes: tuple[str, ...]
+    flags: tuple[str, ...]
+    measurement_ids: tuple[int, ...]
+    repeat_low: float
+    repeat_high: float
+    run_ids: frozenset[int]
+
+
+PointMemo = dict[tuple[float, tuple[int, ...]], CurvePoint]
+"""Curve points by (work per point, measurement ids): a leave-one-out rebuilds the
+curve once per held-out shape, and all but the held-out footprints recur."""
+
+
+def curve_point(members: list[Mapping[str, Any]], work_per_point: float) -> CurvePoint:
+    """Combine the measurement rows of one footprint."""
+    work = [work_per_point * float(m["points"]) for m in members]
+    pooled = np.concatenate(
+        [w / np.asarray(m["samples"], dtype=float) for w, m in zip(work, members, strict=True)]
+    )
+    repeats = [w / t for w, m in zip(work, members, strict=True) for t in pass_medians(m)]
+    return CurvePoint(
+        rate=median_rate(members, work_per_point),
+        spread=_rel_iqr(pooled),
+        n_samples=len(pooled),
+        shapes=tuple(sorted({str(m["shape_key"]) for m in members})),
+        flags=tuple(sorted({str(f) for m in members for f in (m["flags"] or [])})),
+        measurement_ids=tuple(int(m["measurement_id"]) for m in members),
+        repeat_low=min(repeats) if len(repeats) > 1 else np.nan,
+        repeat_high=max(repeats) if len(repeats) > 1 else np.nan,
+        run_ids=frozenset(int(m["run_id"]) for m in members),
+    )
+
+
 def build_curve(
-    rows: Iterable[Mapping[str, Any]], work_per_point: float, geometry: Geometry | None = None
+    rows: Iterable[Mapping[str, Any]],
+    work_per_point: float,
+    geometry: Geometry | None = None,
+    memo: PointMemo | None = None,
 ) -> Curve:
     """Combine measurement rows (``footprint_bytes, points, t_median, samples, flags,
     shape, shape_key, measurement_id, run_id``) into one curve point per footprint,
-    with the rectangles of ``geometry`` (if given) set aside."""
+    with the rectangles of ``geometry`` (if given) set aside.  ``memo`` keeps the
+    points combined for the next build from some of the same rows."""
     square, rects = _split_rectangles(list(rows), geometry)
     groups: dict[int, list[Mapping[str, Any]]] = {}
     for row in square:
         groups.setdefault(int(row["footprint_bytes"]), []).append(row)
     fps = sorted(groups)
-    rate, spread, nsamp, shapes, flags, mids = [], [], [], [], [], []
-    repeat_low, repeat_high = [], []
-    runs: set[int] = {int(r["run_id"]) for _, r in rects}
+    memo = {} if memo is None else memo
+    points = []
     for fp in fps:
-        members = groups[fp]
-        work = [work_per_point * float(m["points"]) for m in members]
-        rate.append(_median_rate(members, work_per_point))
-        pooled = np.concatenate(
-            [w / np.asarray(m["samples"], dtype=float) for w, m in zip(work, members, strict=True)]
-        )
-        spread.append(_rel_iqr(pooled))
-        nsamp.append(len(pooled))
-        shapes.append(tuple(sorted({str(m["shape_key"]) for m in members})))
-        flags.append(tuple(sorted({str(f) for m in members for f in (m["flags"] or [])})))
-        mids.append(tuple(int(m["measurement_id"]) for m in members))
-        repeats = [w / t for w, m in zip(work, members, strict=True) for t in pass_medians(m)]
-        repeat_low.append(min(repeats) if len(repeats) > 1 else np.nan)
-        repeat_high.append(max(repeats) if len(repeats) > 1 else np.nan)
-        runs.update(int(m["run_id"]) for m in members)
+        key = (work_per_point, tuple(int(m["measurement_id"]) for m in groups[fp]))
+        if key not in memo:
+            memo[key] = curve_point(groups[fp], work_per_point)
+        points.append(memo[key])
+    runs = {int(r["run_id"]) for _, r in rects}.union(*(p.run_ids for p in points))
     curve = Curve(
         np.asarray(fps, dtype=float),
-        np.asarray(rate),
-        np.asarray(spread),
-        np.asarray(nsamp, dtype=int),
-        tuple(shapes),
-        tuple(flags),
-        tuple(mids),
+        np.asarray([p.rate for p in points], dtype=float),
+        np.asarray([p.spread for p in points], dtype=float),
+        np.asarray([p.n_samples for p in points], dtype=int),
+        tuple(p.shapes for p in points),
+        tuple(p.flags for p in points),
+        tuple(p.measurement_ids for p in points),
         tuple(sorted(runs)),
         _rectangles(rects, work_per_point),
-        np.asarray(repeat_low, dtype=float),
-        np.asarray(repeat_high, dtype=float),
+        np.asarray([p.repeat_low for p in points], dtype=float),
+        np.asarray([p.repeat_high for p in points], dtype=float),
     )
     return _flag_pathologies(curve)
 

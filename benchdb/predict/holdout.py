@@ -8,12 +8,13 @@ exceed it: both read them from here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .curve import median_rate
 from .lookup import Lookup
 from .noise import RepeatNoise, repeat_noise
 
@@ -30,11 +31,6 @@ class Checked:
 def error_pct(measured: Any, predicted: Any) -> Any:
     """``100 (T_pred / T_meas - 1) = 100 (P_meas / P_pred - 1)``: the error in predicted time."""
     return 100.0 * (np.asarray(measured) / np.asarray(predicted) - 1.0)
-
-
-def measured_rate(rows: Sequence[Mapping[str, Any]], work_per_point: float) -> float:
-    """The median of the rows' own (median-time) rates, as a curve point combines them."""
-    return float(np.median([work_per_point * float(r["points"]) / r["t_median"] for r in rows]))
 
 
 def shape_rows(lookup: Lookup) -> dict[str, list[Mapping[str, Any]]]:
@@ -58,7 +54,7 @@ def answer_path_loo(lookup: Lookup) -> tuple[list[Checked], int]:
         if answer.extrapolated[0]:
             outside += 1
             continue
-        measured = measured_rate(rows, lookup.basis.work_per_point)
+        measured = median_rate(rows, lookup.basis.work_per_point)
         about = {
             "shape": key,
             "footprint_bytes": float(rows[0]["footprint_bytes"]),

@@ -39,7 +39,7 @@ square curve alone); ``method`` names the curve's method whatever the layer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -50,7 +50,7 @@ from ..errors import UserError
 from . import aspect
 from .answers import Answers
 from .basis import Blocks, RateBasis, rate_basis
-from .curve import Curve, build_curve
+from .curve import Curve, PointMemo, build_curve
 from .fit_cache import cached_fit
 from .methods import METHODS, Method
 from .same_rows import SameRowCurves
@@ -80,6 +80,8 @@ class Lookup:
     model_id: int | None = None
     reused: bool = False
     row_curves: SameRowCurves | None = None  # known already (see :meth:`without`)
+    # curve points combined by :meth:`without`, shared with the lookups it returns
+    held_out_points: PointMemo = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def same_rows(self) -> SameRowCurves | None:
@@ -175,10 +177,12 @@ class Lookup:
         its own."""
         rows = tuple(r for r in self.selection.rows if str(r["shape_key"]) not in shape_keys)
         removed = [r for r in self.selection.rows if str(r["shape_key"]) in shape_keys]
-        curve = build_curve(rows, self.basis.work_per_point, self.basis.geometry)
+        curve = build_curve(
+            rows, self.basis.work_per_point, self.basis.geometry, self.held_out_points
+        )
         lookup = bare_lookup(replace(self.selection, rows=rows), self.basis, curve, self.method)
         own = self.same_rows.without(removed) if self.same_rows is not None else None
-        return replace(lookup, row_curves=own)
+        return replace(lookup, row_curves=own, held_out_points=self.held_out_points)
 
     def describe(self) -> dict[str, Any]:
         """What the answers rest on (for --json and reports)."""

@@ -50,7 +50,7 @@ def pass_medians(row: Mapping[str, Any]) -> list[float]:
     passes = int(row.get("passes") or 1)
     if passes < 2 or len(samples) < passes or len(samples) % passes:
         return [float(np.median(samples))] if len(samples) else []
-    return [float(np.median(part)) for part in np.split(samples, passes)]
+    return np.median(samples.reshape(passes, -1), axis=1).tolist()
 
 
 def repeat_noise(rows: Sequence[Mapping[str, Any]]) -> RepeatNoise | None:

@@ -13,18 +13,20 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from .db.engine import Database
 from .db.models import RUN_STATUSES as RUN_STATUSES  # re-exported: the states a run is in
 from .db.models import CommMeasurement, Machine, Measurement, Run, utcnow
 from .db.repo import register_environment, register_machine
+from .db.urls import redact_argv, redact_command
 from .environment import EnvironmentInfo, detect_environment
 from .machine import MachineInfo, detect_machine
 from .scope import resolve_scope
@@ -69,6 +71,51 @@ collections instead of repeating one: they join the curves, but a report never
 takes one for the newest collection to compare."""
 
 
+def new_run_row(session: Session, *, command: str | Sequence[str], **fields: Any) -> Run:
+    """Add a ``run`` row, flushed (its id set): the one place a run is made.
+
+    ``command`` is the command line that made it: an argument vector (this process's) or
+    text recorded elsewhere (an imported run).  Either way the password of every URL in it
+    is masked (:mod:`benchdb.db.urls`): a password given in ``--db`` or ``BENCHDB_URL`` is
+    never stored, so no export or report can pass it on.  ``fields`` are the other columns.
+    """
+    text = redact_command(command) if isinstance(command, str) else redact_argv(command)
+    run = Run(command=text, **fields)
+    session.add(run)
+    session.flush()
+    return run
+
+
+def this_process_run(
+    session: Session,
+    *,
+    kind: str,
+    status: str,
+    config: dict[str, Any],
+    tags: Sequence[str] = (),
+    machine: MachineInfo | None = None,
+    environment: EnvironmentInfo | None = None,
+) -> Run:
+    """A run of this process (:func:`new_run_row`): this machine and software, registered;
+    this command line, host and process id; the Slurm job it runs in, if any (so that
+    :func:`is_stale` can tell when the job is gone); a ``complete`` one ended now."""
+    m = register_machine(session, machine or detect_machine())
+    e = register_environment(session, environment or detect_environment())
+    return new_run_row(
+        session,
+        command=sys.argv,
+        machine_id=m.id,
+        environment_id=e.id,
+        kind=kind,
+        status=status,
+        tags=list(tags),
+        config={**config, **slurm_jobs.current_job()},
+        hostname=socket.gethostname(),
+        pid=os.getpid(),
+        ended_at=utcnow() if status == "complete" else None,
+    )
+
+
 def start_run(
     db: Database,
     *,
@@ -80,22 +127,15 @@ def start_run(
 ) -> Run:
     """Register machine and environment and insert a ``running`` run."""
     with db.session() as s:
-        m = register_machine(s, machine or detect_machine())
-        e = register_environment(s, environment or detect_environment())
-        run = Run(
-            machine_id=m.id,
-            environment_id=e.id,
+        return this_process_run(
+            s,
             kind=kind,
             status="running",
-            command=" ".join(sys.argv),
-            tags=list(tags or []),
-            config={**config, **slurm_jobs.current_job()},
-            hostname=socket.gethostname(),
-            pid=os.getpid(),
+            config=config,
+            tags=tags or (),
+            machine=machine,
+            environment=environment,
         )
-        s.add(run)
-        s.flush()
-        return run
 
 
 def finish_run(db: Database, run_id: int, status: str) -> None:

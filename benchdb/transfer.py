@@ -49,6 +49,7 @@ from .errors import UserError
 from .hashing import canonical_json, content_hash
 from .node_class import class_fields, host_fingerprint
 from .query import measurements_frame
+from .runs import new_run_row
 from .scope import Scope
 
 FORMAT = "benchdb-export"
@@ -480,11 +481,12 @@ def _write(session: Session, data: _Typed) -> ImportCounts:
     for key, (fp_m, fp_e, values) in data.runs.items():
         run = session.scalars(_run_by_key(key)).first()
         if run is None:
-            run = Run(
-                machine_id=ids["machine"][fp_m], environment_id=ids["environment"][fp_e], **values
+            run = new_run_row(
+                session,
+                machine_id=ids["machine"][fp_m],
+                environment_id=ids["environment"][fp_e],
+                **values,
             )
-            session.add(run)
-            session.flush()
             counts.runs += 1
         ids["run"][key] = run.id
     present = {

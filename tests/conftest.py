@@ -11,12 +11,14 @@ server answers, the PostgreSQL half is skipped with the reason -- unless
 from __future__ import annotations
 
 import os
+import secrets
 import uuid
 from collections.abc import Iterator
 from urllib.parse import quote
 
 import pytest
 from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
 from benchdb.db.engine import Database, open_database
@@ -64,6 +66,29 @@ def postgres_url() -> Iterator[str]:
     with admin.begin() as conn:
         conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
     admin.dispose()
+
+
+@pytest.fixture
+def secret() -> str:
+    """A database password no other text holds by chance, to look for where it must not be."""
+    return f"pw-{secrets.token_hex(8)}"
+
+
+@pytest.fixture
+def secret_url(postgres_url: str, secret: str) -> str:
+    """``postgres_url`` with ``secret`` as its password: a server that trusts local
+    connections (the test server) takes any, so only where it goes can be tested."""
+    url = make_url(postgres_url).set(password=secret).render_as_string(hide_password=False)
+    engine = create_engine(url)
+    try:
+        engine.connect().close()
+    except OperationalError as exc:
+        reason = str(exc.orig).splitlines()[0]
+        missing(f"PostgreSQL refuses an arbitrary password (needs trust auth): {reason}",
+                "BENCHDB_REQUIRE_POSTGRES")  # fmt: skip
+    finally:
+        engine.dispose()
+    return url
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

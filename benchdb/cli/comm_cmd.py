@@ -92,6 +92,7 @@ def collect(
     cluster, `benchdb slurm comm --nodes 2` runs the same job across nodes.
     """
     from ..collectors.mpi import launcher
+    from ..db.urls import child_environment
 
     options = CommJobOptions(
         benchmarks, max_bytes, sizes, decomp, halo_local, halo_fields, samples,
@@ -100,7 +101,10 @@ def collect(
     args = [*options.module_args(ranks, f"--ranks {ranks}"), "--progress"]
     exe = launcher.find_mpiexec(mpiexec)
     database = open_db(db, create=True)  # checked (if new, created) before any MPI work
-    args += ["--db", database.url]
+    # The ranks' argv is visible to every user of the node (ps): the password goes in their
+    # environment, which Hydra forwards to every rank.
+    url, env = child_environment(database.url)
+    args += ["--db", url]
     cmd = launcher.command(exe, ranks, args, bind=bind, extra=mpiexec_arg or ())
     with Progress(
         TextColumn("[progress.description]{task.description}"),
@@ -116,7 +120,7 @@ def collect(
         def on_progress(p: dict) -> None:
             progress.update(task, completed=p["done"], total=p["total"], description=p["what"])
 
-        result = launcher.run_job(cmd, on_progress=on_progress, timeout=timeout)
+        result = launcher.run_job(cmd, env=env, on_progress=on_progress, timeout=timeout)
     summary = result.summary
     if as_json:
         print_json(summary)

@@ -103,12 +103,13 @@ def _allocation(
     submit.check_allocation(allocation)
     url = resolve_url(db)
     submit.check_shared_url(url, nodes)
+    submit.check_password_exported(allocation, url)
     return allocation, url
 
 
 def _submit(script, url: str, dry_run: bool, as_json: bool, what: str) -> None:  # type: ignore[no-untyped-def]
     """Print the script (``--dry-run``), or create the schema once and submit the job."""
-    from ..db.urls import redact
+    from ..db.urls import PASSWORD_VAR, redact, split_password
     from ..slurm import submit
 
     text = script.render()
@@ -117,6 +118,14 @@ def _submit(script, url: str, dry_run: bool, as_json: bool, what: str) -> None: 
             print_json({"job_id": None, "script": text, "output": script.output})
         else:
             console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
+        if split_password(url)[1] is not None:
+            err_console.print(
+                f"note: the password of the database URL is not in the script; submitted, "
+                f"the job gets it as {PASSWORD_VAR} in its environment (to submit this script "
+                f"yourself, export {PASSWORD_VAR}, or keep the password in ~/.pgpass)",
+                highlight=False,
+                soft_wrap=True,
+            )
         return
     submit.find_tool("sbatch")
     submit.check_partition(script.allocation.partition)
@@ -124,7 +133,7 @@ def _submit(script, url: str, dry_run: bool, as_json: bool, what: str) -> None: 
     # another's migration.
     database = open_db(url, create=True)
     database.close()
-    job = submit.submit(text)
+    job = submit.submit(text, url)
     output = script.output.replace("%j", str(job.job_id))
     if as_json:
         print_json({"job_id": job.job_id, "script": text, "output": output})

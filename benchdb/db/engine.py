@@ -36,9 +36,8 @@ from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import UserError
-from .urls import redact
+from .urls import URL_VAR, redact
 
-ENV_VAR = "BENCHDB_URL"
 SQLITE_BUSY_TIMEOUT_S = 60.0
 
 
@@ -49,7 +48,7 @@ def default_url() -> str:
 
 def resolve_url(url: str | None = None) -> str:
     """``url``, else ``$BENCHDB_URL``, else the embedded default."""
-    return url or os.environ.get(ENV_VAR) or default_url()
+    return url or os.environ.get(URL_VAR) or default_url()
 
 
 def _sqlite_path(url: str) -> Path | None:

@@ -41,7 +41,7 @@ RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 # The alembic revision that creates exactly this metadata.  Opening a database
 # already at this revision needs no alembic import (a fast `benchdb predict`);
 # tests/db/test_migrations.py fails if a new revision forgets to bump it.
-SCHEMA_HEAD = "0007"
+SCHEMA_HEAD = "0008"
 
 
 def utcnow() -> datetime:

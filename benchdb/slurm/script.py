@@ -4,7 +4,9 @@ A job is the allocation (``#SBATCH`` lines) and one ``srun`` step.  The step
 runs benchdb with the absolute path of the Python that submitted it, so the
 nodes run the same installation (a virtual environment on a shared file
 system, as clusters provide).  Arguments are shell-quoted, so a database URL
-or a shape list reaches the nodes unchanged.
+or a shape list reaches the nodes unchanged -- except a password in the URL, which the
+script never holds: Slurm keeps every script, and the ``srun`` line is every node's
+``ps``.  The job gets the password in its environment (:func:`.submit.submit`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from ..db.urls import split_password
 
 
 @dataclass(frozen=True)
@@ -70,11 +74,13 @@ def python_command(module: str, args: Sequence[str]) -> list[str]:
 def collect_script(
     allocation: Allocation, db_url: str, collect_args: Sequence[str], output: str
 ) -> BatchScript:
-    """Every node runs ``benchdb collect`` once (one task per node) into ``db_url``."""
+    """Every node runs ``benchdb collect`` once (one task per node) into ``db_url`` (its
+    password left out)."""
     n = allocation.nodes
     step = [
         "srun", "--label", f"--nodes={n}", f"--ntasks={n}", "--ntasks-per-node=1",
-        *python_command("benchdb", ["collect", "--db", db_url, *collect_args]),
+        *python_command("benchdb", ["collect", "--db", split_password(db_url)[0],
+                                    *collect_args]),
     ]  # fmt: skip
     return BatchScript("benchdb-collect", allocation, tuple(step), output)
 
@@ -82,12 +88,14 @@ def collect_script(
 def comm_script(
     allocation: Allocation, db_url: str, module_args: Sequence[str], output: str, mpi: str
 ) -> BatchScript:
-    """One MPI job over every allocated task runs the communication benchmarks.
+    """One MPI job over every allocated task runs the communication benchmarks into
+    ``db_url`` (its password left out).
 
     ``mpi`` is srun's PMI plugin; the mpich wheel's library speaks ``pmi2``.
     """
     step = [
         "srun", f"--mpi={mpi}",
-        *python_command("benchdb.collectors.mpi", ["--db", db_url, *module_args]),
+        *python_command("benchdb.collectors.mpi", ["--db", split_password(db_url)[0],
+                                                   *module_args]),
     ]  # fmt: skip
     return BatchScript("benchdb-comm", allocation, tuple(step), output)

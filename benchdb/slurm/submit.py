@@ -4,19 +4,28 @@ Every check runs before anything is written or submitted, and a failed one is
 a :class:`~benchdb.errors.UserError` naming the fix: no ``sbatch`` on PATH, a
 partition ``sinfo`` does not list, fewer than one node or task, or a database
 the nodes cannot share (an SQLite file for a job on more than one node: each
-node would write a file of its own, or corrupt one on a network file system).
+node would write a file of its own, or corrupt one on a network file system),
+or an ``--export`` that would keep the database password from the job.
+
+A password in the database URL is not written into the batch script (Slurm keeps a copy,
+and the ``srun`` line is every node's ``ps``): ``sbatch`` runs with it in ``PGPASSWORD``,
+and exports its environment to the job (``--export=ALL``, the default), whose ``srun``
+passes it on to every task.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from ..db.urls import PASSWORD_VAR, child_environment, split_password
 from ..errors import UserError
 from .script import Allocation
 
@@ -78,6 +87,46 @@ def check_shared_url(url: str, nodes: int) -> None:
         )
 
 
+EXPORT_VAR = "SBATCH_EXPORT"  # sbatch's --export, overriding the script's #SBATCH lines
+
+
+def export_setting(allocation: Allocation, environ: Mapping[str, str]) -> tuple[str, str] | None:
+    """The job's ``--export`` and where it was given: ``$SBATCH_EXPORT`` (input environment
+    variables override the script's directives), else the last ``--export`` among the sbatch
+    options; ``None``: sbatch's default, ``ALL``."""
+    if EXPORT_VAR in environ:
+        return environ[EXPORT_VAR], f"{EXPORT_VAR}={environ[EXPORT_VAR]}"
+    found = None
+    for option in allocation.extra:
+        name, sep, value = option.replace(" ", "=", 1).partition("=")
+        if name == "--export" and sep:
+            found = value.strip(), f"--sbatch-arg={option}"
+    return found
+
+
+def check_password_exported(
+    allocation: Allocation, url: str, environ: Mapping[str, str] | None = None
+) -> None:
+    """A password taken out of the URL reaches the job only in the environment sbatch
+    exports: refuse ``--export`` settings that leave ``PGPASSWORD`` out (``NONE``, ``NIL``,
+    a list without it), before the job would fail to connect on its nodes."""
+    if split_password(url)[1] is None:
+        return
+    found = export_setting(allocation, os.environ if environ is None else environ)
+    if found is None:
+        return
+    setting, given = found
+    names = {item.partition("=")[0].strip() for item in setting.split(",")}
+    if names & {"ALL", PASSWORD_VAR}:
+        return
+    raise UserError(
+        f"{given} keeps the database password from the job: benchdb passes the password "
+        f"of the URL as {PASSWORD_VAR} in the job's environment, never in the script; add "
+        f"it to the list (--export={PASSWORD_VAR},...) or use --export=ALL, or put the "
+        "password in ~/.pgpass on the nodes and remove it from the URL"
+    )
+
+
 @dataclass(frozen=True)
 class Submitted:
     job_id: int
@@ -87,14 +136,19 @@ class Submitted:
 _PARSABLE = re.compile(r"^\s*(\d+)(?:;(\S+))?\s*$")
 
 
-def submit(script: str) -> Submitted:
-    """Hand ``script`` to ``sbatch --parsable`` on its stdin; the job id it answers."""
+def submit(script: str, url: str) -> Submitted:
+    """Hand ``script`` to ``sbatch --parsable`` on its stdin; the job id it answers.
+
+    sbatch runs in this environment with the password of ``url``, the job's database, in
+    ``PGPASSWORD`` (:func:`~benchdb.db.urls.child_environment`): the job inherits it.
+    """
     proc = subprocess.run(
         [find_tool("sbatch"), "--parsable"],
         input=script,
         capture_output=True,
         text=True,
         timeout=120,
+        env=child_environment(url)[1],
     )
     m = _PARSABLE.match(proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else "")
     if proc.returncode != 0 or m is None:

@@ -10,8 +10,6 @@ before anything starts; a failed rank aborts the whole job
 from __future__ import annotations
 
 import json
-import socket
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +18,11 @@ from typing import Any
 from benchdb.app.decomposition import check_decomposition
 from benchdb.app.model import AppCase
 from benchdb.db.engine import Database
-from benchdb.db.models import AppRun, Run, utcnow
-from benchdb.db.repo import register_environment, register_machine
-from benchdb.environment import detect_environment
+from benchdb.db.models import AppRun
 from benchdb.errors import UserError
 from benchdb.machine import available_memory_bytes, detect_machine
 from benchdb.query import shape_key
+from benchdb.runs import this_process_run
 from benchdb.units import fmt_bytes
 
 from ...kernels.api import DTYPE_BYTES
@@ -126,21 +123,7 @@ def store_app_runs(
 ) -> list[int]:
     """One ``run`` row and an ``app_run`` row per case, in one transaction; their ids."""
     with db.session() as s:
-        machine = register_machine(s, detect_machine())
-        env = register_environment(s, detect_environment())
-        run = Run(
-            machine_id=machine.id,
-            environment_id=env.id,
-            kind=kind,
-            status="complete",
-            command=" ".join(sys.argv),
-            tags=list(tags),
-            config=config,
-            hostname=socket.gethostname(),
-            ended_at=utcnow(),
-        )
-        s.add(run)
-        s.flush()
+        run = this_process_run(s, kind=kind, status="complete", config=config, tags=tags)
         rows = [_app_run_row(run.id, c, r) for c, r in zip(cases, results, strict=True)]
         s.add_all(rows)
         s.flush()

@@ -23,7 +23,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,12 +112,15 @@ class JobResult:
 def run_job(
     cmd: Sequence[str],
     *,
+    env: Mapping[str, str] | None = None,
     on_progress: Callable[[dict[str, Any]], None] | None = None,
     timeout: float | None = None,
 ) -> JobResult:
-    """Run the job; its rank 0's result line, or UserError if it failed."""
+    """Run the job (in ``env``, default this process's environment); its rank 0's result
+    line, or UserError if it failed."""
     proc = subprocess.Popen(
         list(cmd),
+        env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -13,22 +13,19 @@ rank's error) -- and measures only the points it lacks.
 
 from __future__ import annotations
 
-import os
-import socket
-import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from benchdb.db.engine import Database
-from benchdb.db.models import CommMeasurement, Run, utcnow
+from benchdb.db.models import CommMeasurement, Run
 from benchdb.db.repo import register_environment, register_machine
-from benchdb.db.urls import redact
 from benchdb.environment import detect_environment
 from benchdb.machine import detect_machine
-from benchdb.slurm import jobs as slurm_jobs
+from benchdb.runs import this_process_run
 from benchdb.stats import summarize
 
 from .. import resume
@@ -96,24 +93,8 @@ def _row(run_id: int, p: CommPoint) -> CommMeasurement:
     )
 
 
-def _new_run(s: Any, status: str, config: dict[str, Any], tags: list[str]) -> Run:
-    m = register_machine(s, detect_machine())
-    e = register_environment(s, detect_environment())
-    run = Run(
-        machine_id=m.id,
-        environment_id=e.id,
-        kind=RUN_KIND,
-        status=status,
-        command=" ".join(redact(a) if "://" in a else a for a in sys.argv),
-        tags=tags,
-        config={**config, **slurm_jobs.current_job()},
-        hostname=socket.gethostname(),
-        pid=os.getpid(),
-        ended_at=utcnow() if status == "complete" else None,
-    )
-    s.add(run)
-    s.flush()
-    return run
+def _new_run(s: Session, status: str, config: dict[str, Any], tags: list[str]) -> Run:
+    return this_process_run(s, kind=RUN_KIND, status=status, config=config, tags=tags)
 
 
 def write_run(

@@ -45,6 +45,16 @@ def submit(*args: str, cwd: Path) -> dict:
     return out
 
 
+def batch_script(job_id: int) -> str:
+    """The script as slurmctld keeps it (``scontrol write batch_script``)."""
+    proc = subprocess.run(
+        ["scontrol", "write", "batch_script", str(job_id), "-"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
 def state(job_id: int) -> str:
     proc = subprocess.run(
         ["scontrol", "show", "job", "-o", str(job_id)], capture_output=True, text=True, timeout=60

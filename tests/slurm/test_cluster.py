@@ -1,7 +1,8 @@
 """Real jobs on a real Slurm cluster of 2 nodes (scripts/slurm-local-cluster.sh runs one on a
 single host), writing into the real PostgreSQL, a fresh schema per test.
 
-* ``slurm collect`` on 2 nodes: rows from both hosts, of one node class;
+* ``slurm collect`` on 2 nodes: rows from both hosts, of one node class; the password of
+  the URL reaches the job in its environment, and no script or output holds it;
 * ``slurm comm`` on 2 nodes: every point inter-node, fitted as such;
 * a comm job cancelled mid-way (scancel: SIGTERM, then SIGKILL) is continued by the same
   job submitted again, even from another node: no point lost, none twice;
@@ -34,18 +35,27 @@ def two_nodes() -> None:
     cluster.require_nodes(2)
 
 
-def test_collect_on_two_nodes_fills_one_database(two_nodes, postgres_url: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_collect_on_two_nodes_fills_one_database(  # type: ignore[no-untyped-def]
+    two_nodes, secret: str, secret_url: str, tmp_path
+) -> None:
+    """Both nodes write into one database named with a password, which the job gets in its
+    environment and which neither the script, Slurm's copy of it, its output nor a row holds."""
     job = cluster.submit(
-        "collect", "--nodes", "2", "--db", postgres_url,
+        "collect", "--nodes", "2", "--db", secret_url,
         "--quick", "--kernels", "stream.triad", "--footprints", "64KiB,4MiB", cwd=tmp_path,
     )  # fmt: skip
     assert not job_ended(str(job["job_id"]))  # pending or running: its runs are not stale
+    kept = cluster.batch_script(job["job_id"])
+    assert " collect --db " in kept
     assert cluster.wait(job["job_id"]) == "COMPLETED", Path(job["output"]).read_text()
     assert job_ended(str(job["job_id"])) and job_ended("987654321")
-    db = open_database(postgres_url)
+    for text in (job["script"], kept, Path(job["output"]).read_text()):
+        assert secret not in text
+    db = open_database(secret_url)
     with db.session() as s:
         runs = s.scalars(select(Run)).all()
-        assert sorted(r.status for r in runs) == ["complete", "complete"]
+        assert sorted(r.status for r in runs) == ["complete", "complete"]  # both connected
+        assert not any(secret in r.command for r in runs)
         hosts = {r.machine.hostname for r in runs}
         classes = {r.machine.node_class_id for r in runs}
         points = s.scalar(select(func.count()).select_from(Measurement))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from tests.clihelpers import assert_user_error
 
 PG = "postgresql+psycopg://user@dbhost/benchdb"
+PG_PW = "postgresql+psycopg://user:pw-slurm-7f3a@dbhost/benchdb"  # its password, as given
 
 
 def slurm(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -58,6 +60,54 @@ def test_comm_dry_run_runs_the_collector_module_under_srun_pmi2(tmp_path: Path) 
     assert step.startswith(f"srun --mpi=pmi2 {sys.executable} -m benchdb.collectors.mpi --db {PG}")
     assert "--benchmarks pingpong,pairs --max-bytes 65536 --samples 5" in step
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["collect", "comm"])
+def test_a_password_stays_out_of_the_script(command: str, tmp_path: Path) -> None:
+    """The script (kept by slurmctld, its srun line in every node's ps) names the database
+    without the password; a note says how the job gets it."""
+    for how in (["--db", PG_PW], []):
+        proc = slurm(
+            command, "--nodes", "2", *how, "--dry-run", "--json",
+            cwd=tmp_path, env={"BENCHDB_URL": PG_PW},
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert "pw-slurm-7f3a" not in proc.stdout + proc.stderr
+        script = json.loads(proc.stdout)["script"]
+        (step,) = [shlex.split(ln) for ln in script.splitlines() if ln.startswith("srun ")]
+        assert step[step.index("--db") + 1] == PG
+        assert "as PGPASSWORD in its environment" in proc.stderr
+
+
+EXPORTS = [
+    (["--sbatch-arg=--export=NONE"], {}, "--sbatch-arg=--export=NONE keeps the database password"),
+    (["--sbatch-arg=--export=PATH,HOME=/h"], {}, "--export=PATH,HOME=/h keeps"),
+    (["--sbatch-arg=--export NIL"], {}, "--sbatch-arg=--export NIL keeps"),
+    (["--sbatch-arg=--export=ALL"], {"SBATCH_EXPORT": "NONE"}, "SBATCH_EXPORT=NONE keeps"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "env", "needle"), EXPORTS, ids=[n for *_, n in EXPORTS])
+def test_an_export_that_keeps_the_password_from_the_job_is_refused(
+    args: list[str], env: dict[str, str], needle: str, tmp_path: Path
+) -> None:
+    proc = slurm("collect", "--nodes", "2", "--db", PG_PW, *args, "--dry-run", cwd=tmp_path,
+                 env=env)  # fmt: skip
+    assert_user_error(proc, needle)
+    assert "pw-slurm-7f3a" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("db", "export"),
+    [(PG_PW, "--export=ALL,EDITOR=vi"), (PG_PW, "--export=PATH,PGPASSWORD"), (PG, "--export=NONE")],
+)  # fmt: skip
+def test_an_export_that_lets_the_password_through_is_taken(
+    db: str, export: str, tmp_path: Path
+) -> None:
+    proc = slurm("comm", "--nodes", "2", "--db", db, f"--sbatch-arg={export}", "--dry-run",
+                 cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert f"#SBATCH {export}" in proc.stdout
 
 
 NO_SLURM_PATH = str(Path(sys.executable).parent)  # this Python's folder only: no sbatch, no sinfo

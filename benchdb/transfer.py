@@ -64,7 +64,7 @@ _LINKS = {"id", "machine_id", "environment_id", "run_id", "kernel_id", "node_cla
 # Fields of each record: every column but surrogate ids and links (natural keys replace them).
 _ENTITY_SKIP = _LINKS | {"created_at"}
 RECORD_COLUMNS = ("machine_record", "environment_record", "run_record", "kernel_record")
-LIST_COLUMNS = ("shape", "samples", "flags")
+LIST_COLUMNS = ("shape", "samples", "flags", "evidence", "set_aside")
 
 
 def fields(model: type[Base], skip: set[str]) -> list[str]:
@@ -266,9 +266,10 @@ def _from_frame(frame: pd.DataFrame) -> Bundle:
         bundle.environments[environment["fingerprint"]] = environment
         bundle.runs[key] = run
         bundle.kernels[kernel_key(kernel)] = kernel
-        m = {f: row[f] for f in MEASUREMENT_FIELDS}
+        m = {f: row[f] for f in MEASUREMENT_FIELDS if f in row}  # older: not every column
         for f in LIST_COLUMNS:
-            m[f] = json.loads(m[f])
+            if f in m:
+                m[f] = json.loads(m[f])
         bundle.measurements.append(
             {**m, "run_key": key, "kernel": kernel["name"], "kernel_version": kernel["version"]}
         )

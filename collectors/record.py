@@ -10,9 +10,16 @@ counted traffic (the halo updates) gets no rate of that kind.
 Validity (docs/design.md, "Collect-time verification"): a point is valid only if
 every pass of it ran, its checksum is finite and the same in every pass, and
 its median time is positive.  Anything else is stored, with the reason in
-``flags``, and never used by ``predict``.  ``noisy`` is the one flag that is
-not a reason: it is recomputed from the pooled samples and leaves the point
-valid.
+``flags``, and never used by ``predict``.  ``noisy`` and ``disturbed`` are the
+flags that are not reasons: they are recomputed from the pooled samples and
+leave the point valid.
+
+Disturbed samples (:mod:`benchdb.evidence`) are kept apart: ``samples`` holds the clean
+ones, which every statistic and every reader of the samples uses, with their
+evidence beside them in ``evidence``; ``set_aside`` holds the disturbed ones with
+theirs.  A point whose passes together got fewer clean samples than a pass asks
+for is flagged ``disturbed``; one with no clean sample at all keeps every sample
+in ``samples`` (its median then stands for what was measured, flagged).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from collections.abc import Mapping
 
 from benchdb.app.context import FULLSTEP
 from benchdb.db.models import Measurement
+from benchdb.evidence import Evidence
 from benchdb.query import shape_key
 from benchdb.stats import summarize
 
@@ -34,8 +42,13 @@ CONTEXT_ISOLATED = "isolated"  # a micro-kernel repeated on its own
 CONTEXT_PROGRAM = "program"  # a user's program, timed by its own timers inside its step
 
 NOISY = "noisy"
+DISTURBED = "disturbed"
 NONPOSITIVE = "nonpositive_time"
-STATISTICS_FLAGS = (NOISY, NONPOSITIVE)  # recomputed with every pass; the rest are reasons
+STATISTICS_FLAGS = (
+    NOISY,
+    DISTURBED,
+    NONPOSITIVE,
+)  # recomputed with every pass; the rest are reasons
 CHECKSUM_RTOL = 1e-12  # a point's passes run the same code on the same data
 
 
@@ -53,10 +66,37 @@ def _reasons(row: Measurement) -> list[str]:
     return [f for f in row.flags or [] if f not in STATISTICS_FLAGS]
 
 
-def _summarise_into(row: Measurement, samples: list[float], info: KernelInfo) -> None:
-    """Set ``row``'s samples, statistics, rates, validity and flags from ``samples``."""
+Taken = tuple[float, Evidence | None]  # a sample (seconds per repetition) and its evidence
+
+
+def _taken(row: Measurement) -> list[Taken]:
+    """Every sample the row holds, kept or set aside, with its evidence (None: not read)."""
+    evidence = list(row.evidence or [])
+    kept = [
+        (t, Evidence.from_json(evidence[i]) if i < len(evidence) and evidence[i] else None)
+        for i, t in enumerate(row.samples or [])
+    ]
+    return [*kept, *((e["t_s"], Evidence.from_json(e)) for e in row.set_aside or [])]
+
+
+def _clean(taken: Taken) -> bool:
+    return taken[1] is None or not taken[1].disturbed
+
+
+def _summarise_into(
+    row: Measurement, taken: list[Taken], info: KernelInfo, wanted: int = 0
+) -> None:
+    """Set ``row``'s samples, statistics, rates, validity and flags from ``taken``: the
+    clean samples when there are any; ``disturbed`` when fewer than ``wanted`` are."""
     reasons = _reasons(row)
+    clean = [t for t in taken if _clean(t)]
+    kept = clean or taken
+    samples = [t for t, _ in kept]
     row.samples = samples
+    row.evidence = [e.to_json() if e is not None else None for _, e in kept]
+    row.set_aside = [
+        {"t_s": t, **e.to_json()} for t, e in taken if clean and e is not None and e.disturbed
+    ]
     if not samples:  # no pass has run yet
         row.t_min = row.t_median = row.t_iqr = row.t_cv = 0.0
         row.flop_rate = row.byte_rate = None
@@ -64,6 +104,8 @@ def _summarise_into(row: Measurement, samples: list[float], info: KernelInfo) ->
         return
     st = summarize(samples)
     flags = [NOISY] if st.noisy else []
+    if len(clean) < wanted:
+        flags.append(DISTURBED)
     if st.t_median <= 0:
         flags.append(NONPOSITIVE)
     row.t_min, row.t_median, row.t_iqr, row.t_cv = st.t_min, st.t_median, st.t_iqr, st.t_cv
@@ -100,6 +142,8 @@ def new_row(
         repetitions=0,
         passes=0,
         samples=[],
+        evidence=[],
+        set_aside=[],
         flags=[],
         checksum=None,
     )
@@ -157,7 +201,9 @@ def add_pass(
             row.checksum = timing.checksum
     if reason is not None and reason not in (row.flags or []):
         row.flags = [*(row.flags or []), reason]
-    _summarise_into(row, [*row.samples, *timing.samples[name]], info)
+    samples = timing.samples[name]
+    evidence: list[Evidence | None] = list(timing.evidence) or [None] * len(samples)
+    _summarise_into(row, [*_taken(row), *zip(samples, evidence, strict=True)], info, timing.wanted)
     row.passes += 1
 
 
@@ -167,7 +213,7 @@ def add_failure(
     """Record a pass of ``row``'s point that could not be measured: the point is invalid."""
     _, info = _kernel(row, kernels)
     row.flags = [*(row.flags or []), f"failed: pass {row.passes + 1}: {reason}"]
-    _summarise_into(row, list(row.samples or []), info)
+    _summarise_into(row, _taken(row), info)
     row.passes += 1
 
 

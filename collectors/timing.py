@@ -18,48 +18,93 @@
   removes (measured: docs/findings/regression-detection.md).
 * At least five samples are taken; every one is kept, in seconds *per
   repetition*, per kernel (the shallow benchmark reports each of its loops).
+* Each sample and each calibration trial carries what the operating system saw
+  while it ran (:mod:`benchdb.evidence`).  One that lost its core to another task is
+  disturbed: it is kept and marked, and another is taken in its place, until
+  the point has its samples clean or :data:`RETAKES_PER_SAMPLE` more per sample
+  have been tried.  Calibration counts only its undisturbed trials.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 
+from benchdb.evidence import Evidence
+
 from ..kernels.api import Prepared, SelfTimed
+from .probes import ChildProbe, Probe
 
 CALIBRATION_FRACTION = 0.25  # stop calibrating once a trial lasts this share of the target
 MAX_GROWTH = 100  # a calibration trial is at most this many times the previous one
 CALIBRATION_CHECKS = 3  # the final calibration trial is timed this often; the fastest counts
+RETAKES_PER_SAMPLE = 2  # a pass takes at most samples * (1 + this) samples to get its clean ones
 
 
 @dataclass(frozen=True)
 class PointTiming:
-    """Samples (seconds per repetition) of every kernel a benchmark timed at one point."""
+    """Samples (seconds per repetition) of every kernel a benchmark timed at one point.
+
+    ``evidence`` holds, in the order taken, what the operating system saw during
+    each sample (shared by every kernel the sample timed); empty where none was
+    read (a distributed step timed over MPI).  ``wanted``: the clean samples the
+    pass asked for; 0 with no evidence.
+    """
 
     repetitions: int
     samples: dict[str, list[float]]
     checksum: float | None  # None: the kernel reports none
+    evidence: tuple[Evidence, ...] = ()
+    wanted: int = 0
+
+    @property
+    def retaken(self) -> int:
+        """Samples set aside as disturbed (each was taken again, within the bound)."""
+        return sum(e.disturbed for e in self.evidence)
 
 
-def _elapsed(prepared: Prepared, repetitions: int) -> float:
-    """Seconds ``repetitions`` repetitions took: the wall clock around them, or what
-    a program in another process reports (its start-up and set-up are no sample)."""
+def _probe(prepared: Prepared) -> Probe:
+    return ChildProbe() if isinstance(prepared, SelfTimed) else Probe()
+
+
+def _elapsed(prepared: Prepared, repetitions: int, probe: Probe) -> tuple[float, bool]:
+    """Seconds ``repetitions`` repetitions took -- the wall clock around them, or what
+    a program in another process reports (its start-up and set-up are no sample) --
+    and whether that trial was disturbed."""
+    times, evidence = probe.measure(lambda: prepared.run(repetitions))
     if isinstance(prepared, SelfTimed):
-        return prepared.reported_seconds(prepared.run(repetitions))
-    t0 = time.perf_counter()
-    prepared.run(repetitions)
-    return time.perf_counter() - t0
+        return prepared.reported_seconds(times), evidence.disturbed
+    return evidence.wall_s, evidence.disturbed
 
 
-def calibrate(prepared: Prepared, sample_time: float) -> int:
-    """Repetitions for one sample to last about ``sample_time`` seconds (at least one)."""
+def _checked(
+    prepared: Prepared, repetitions: int, first: tuple[float, bool], probe: Probe
+) -> float:
+    """The fastest of :data:`CALIBRATION_CHECKS` undisturbed trials (``first`` counts as
+    one), trying at most as many again; the fastest of all if none ran undisturbed."""
+    trials = [first]
+    for _ in range(2 * CALIBRATION_CHECKS - 1):
+        if sum(not disturbed for _, disturbed in trials) >= CALIBRATION_CHECKS:
+            break
+        trials.append(_elapsed(prepared, repetitions, probe))
+    clean = [t for t, disturbed in trials if not disturbed]
+    return min(clean or [t for t, _ in trials])
+
+
+def calibrate(prepared: Prepared, sample_time: float, probe: Probe | None = None) -> int:
+    """Repetitions for one sample to last about ``sample_time`` seconds (at least one).
+
+    ``probe``: one already open for this point; else one is opened for the calibration.
+    """
+    if probe is None:
+        with _probe(prepared) as own:
+            return calibrate(prepared, sample_time, own)
     repetitions = 1
     while True:
-        wall = _elapsed(prepared, repetitions)
+        trial = _elapsed(prepared, repetitions, probe)
+        wall = trial[0]
         if wall >= sample_time * CALIBRATION_FRACTION:
-            for _ in range(CALIBRATION_CHECKS - 1):
-                wall = min(wall, _elapsed(prepared, repetitions))
+            wall = _checked(prepared, repetitions, trial, probe)
             if wall >= sample_time * CALIBRATION_FRACTION:  # else that trial was disturbed
                 return max(1, math.ceil(repetitions * sample_time / wall))
         growth = MAX_GROWTH if wall <= 0 else sample_time * CALIBRATION_FRACTION / wall * 1.5
@@ -67,13 +112,20 @@ def calibrate(prepared: Prepared, sample_time: float) -> int:
 
 
 def time_point(prepared: Prepared, sample_time: float, samples: int) -> PointTiming:
-    """Checksum, warm up, calibrate, then take ``samples`` samples of the calibrated length."""
+    """Checksum, warm up, calibrate, then take samples of the calibrated length until
+    ``samples`` of them ran undisturbed, or ``samples * (1 + RETAKES_PER_SAMPLE)`` ran."""
     checksum = prepared.checksum()
     if not isinstance(prepared, SelfTimed):
         prepared.run(1)  # warm-up: excluded from every sample
-    repetitions = calibrate(prepared, sample_time)
     per_kernel: dict[str, list[float]] = {}
-    for _ in range(samples):
-        for kernel, seconds in prepared.run(repetitions).items():
-            per_kernel.setdefault(kernel, []).append(float(seconds) / repetitions)
-    return PointTiming(repetitions, per_kernel, checksum)
+    evidence: list[Evidence] = []
+    with _probe(prepared) as probe:
+        repetitions = calibrate(prepared, sample_time, probe)
+        clean = 0
+        while clean < samples and len(evidence) < samples * (1 + RETAKES_PER_SAMPLE):
+            times, seen = probe.measure(lambda: prepared.run(repetitions))
+            for kernel, seconds in times.items():
+                per_kernel.setdefault(kernel, []).append(float(seconds) / repetitions)
+            evidence.append(seen)
+            clean += not seen.disturbed
+    return PointTiming(repetitions, per_kernel, checksum, tuple(evidence), samples)

@@ -72,7 +72,9 @@ class ProgressObserver:
 
 
 def summary_rows(db: Database, run_id: int) -> list[dict[str, Any]]:
-    """Per kernel, precision and threads: points, footprints, peak and largest-size rate."""
+    """Per kernel, precision and threads: points, footprints, peak and largest-size rate,
+    noisy points, samples set aside as disturbed (and retaken), and the shapes of the
+    points left short of clean samples (flagged ``disturbed``)."""
     frame = measurements_frame(db, run_ids=[run_id])
     rows = []
     for (kernel, precision, threads), g in frame.groupby(
@@ -93,6 +95,10 @@ def summary_rows(db: Database, run_id: int) -> list[dict[str, Any]]:
                 "peak_footprint": int(best["footprint_bytes"]),
                 "largest": rate_text(g.iloc[-1].to_dict()),
                 "noisy": int(sum("noisy" in f for f in g["flags"])),
+                "retaken": int(sum(len(a) for a in g["set_aside"])),
+                "disturbed": g.loc[
+                    g["flags"].map(lambda f: "disturbed" in f), "shape_key"
+                ].tolist(),
             }
         )
     return rows
@@ -106,7 +112,24 @@ SUMMARY_COLUMNS = [
     ("peak_at", "peak rate", None),
     ("largest", "at largest", None),
     ("noisy", "noisy", None),
+    ("retaken", "retaken", None),
+    ("disturbed", "disturbed", lambda v: str(len(v))),
 ]
+
+
+def _disturbed_line(rows: list[dict[str, Any]]) -> str | None:
+    """One line on the samples retaken and the points left disturbed, or None if none were."""
+    retaken = sum(r["retaken"] for r in rows)
+    if not retaken:
+        return None
+    left = [f"{r['kernel']} {shape}" for r in rows for shape in r["disturbed"]]
+    line = (
+        f"{retaken} sample(s) were disturbed (their thread waited for a CPU that another "
+        "task held) and taken again"
+    )
+    if left:
+        line += f"; still short of clean samples, flagged disturbed: {', '.join(left)}"
+    return line
 
 
 def _table_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -309,11 +332,15 @@ def collect(
         return
     if quiet:
         return
+    rows = summary_rows(database, result.run_id)
     print_table(
-        [_table_row(r) for r in summary_rows(database, result.run_id)],
+        [_table_row(r) for r in rows],
         SUMMARY_COLUMNS,
         title=f"run {result.run_id}: {result.status}",
     )
+    disturbed = _disturbed_line(rows)
+    if disturbed is not None:
+        err_console.print(disturbed, highlight=False, soft_wrap=True)
     done = f"{result.measured} point-passes measured in {fmt_seconds(result.elapsed_s)}"
     if result.status == "interrupted":
         err_console.print(

@@ -9,6 +9,7 @@ import typer
 
 from ..db.engine import Database
 from ..errors import UserError
+from ..evidence import lost_share
 from ..query import kernel_names, measurements_frame
 from ..scope import read_scope
 from ..transfer import frame_records
@@ -30,7 +31,8 @@ app = typer.Typer(help="Read stored measurements.", no_args_is_help=True, cls=He
 JSON_FIELDS = (
     "run_id", "kernel", "kernel_version", "shape", "points", "footprint_bytes", "threads",
     "placement", "precision", "context", "repetitions", "samples", "t_min", "t_median",
-    "t_iqr", "t_cv", "flop_rate", "byte_rate", "checksum", "valid", "flags",
+    "t_iqr", "t_cv", "flop_rate", "byte_rate", "checksum", "valid", "flags", "evidence",
+    "set_aside",
 )  # fmt: skip
 
 COLUMNS = [
@@ -42,6 +44,8 @@ COLUMNS = [
     ("t_median", "median", fmt_seconds),
     ("rate", "rate", None),
     ("t_cv", "CV", lambda v: f"{100 * v:.1f}%"),
+    ("lost", "lost", lambda v: f"{100 * v:.1f}%"),
+    ("set_aside", "set aside", lambda v: str(len(v))),
     ("flags", "flags", lambda v: ",".join(v) or "-"),
 ]
 
@@ -101,7 +105,12 @@ def show(
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Show measured points by footprint: median time, rate, CV and flags.
+    """Show measured points by footprint: median time, rate, CV, evidence and flags.
+
+    LOST is the median share of its wall time a kept sample spent waiting for a
+    CPU another task held (or stolen by the hypervisor); SET ASIDE counts the
+    samples that lost more than 1% and were taken again; a point left short of
+    clean samples is flagged `disturbed`.  `--json` gives each sample's evidence.
 
     An invalid point (its program failed there, its checksum changed between
     passes, it was not finite) shows as INVALID, its flags saying why; `predict`
@@ -148,6 +157,7 @@ def show(
                 "rate": rate_text(r),
                 "shape_key": "x".join(map(str, r["shape"])),
                 "t_median": r["t_median"] if r["samples"] else None,
+                "lost": lost_share(r["evidence"]),
             }
             for r in rows
         ],

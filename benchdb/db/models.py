@@ -41,7 +41,7 @@ RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 # The alembic revision that creates exactly this metadata.  Opening a database
 # already at this revision needs no alembic import (a fast `benchdb predict`);
 # tests/db/test_migrations.py fails if a new revision forgets to bump it.
-SCHEMA_HEAD = "0008"
+SCHEMA_HEAD = "0009"
 
 
 def utcnow() -> datetime:
@@ -183,6 +183,13 @@ class Measurement(Base):
     :data:`benchdb.collectors.plan.DEFAULT_PASSES`); the summary statistics are
     over all of them.  ``flop_rate`` and ``byte_rate`` derive
     from the median.  ``flags`` lists validity problems (e.g. ``noisy``).
+
+    ``evidence`` runs beside ``samples``: what the operating system saw while each
+    sample ran (wall and CPU time, run-queue delay, involuntary context switches,
+    steal; :class:`benchdb.evidence.Evidence`), ``None`` for a sample
+    taken without it; empty for rows collected before evidence was read.
+    ``set_aside`` holds the samples it showed disturbed, each with its evidence
+    and ``t_s`` (seconds per repetition): kept, never used by a statistic.
     """
 
     __tablename__ = "measurement"
@@ -211,6 +218,8 @@ class Measurement(Base):
     context: Mapped[str] = mapped_column(String(32), default="isolated")
     repetitions: Mapped[int] = mapped_column(Integer)
     samples: Mapped[list[Any]] = mapped_column(JSON)
+    evidence: Mapped[list[Any]] = mapped_column(JSON, default=list, server_default="[]")
+    set_aside: Mapped[list[Any]] = mapped_column(JSON, default=list, server_default="[]")
     passes: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     t_min: Mapped[float] = mapped_column(Float)
     t_median: Mapped[float] = mapped_column(Float)

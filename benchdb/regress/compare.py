@@ -58,6 +58,7 @@ import pandas as pd
 from ..db.engine import Database
 from ..errors import UserError
 from ..query import measurements_frame
+from ..stats import UNSTEADY_FLAGS
 from .ab import DEFAULT_ALPHA, DEFAULT_THRESHOLD, VERDICTS, compare_samples
 from .describe import machine_summary, run_summary
 from .envdiff import environment_diff
@@ -324,7 +325,7 @@ def compare_runs(
     rows, samples = [], {}
     for key in track(list(common), description="comparing"):
         pa, pb = a.loc[key], b.loc[key]
-        flagged = "noisy" in pa["flags"] or "noisy" in pb["flags"]
+        flagged = bool(UNSTEADY_FLAGS & {*pa["flags"], *pb["flags"]})
         limit = threshold_for(key[0], threshold, per_kernel)
         samples[key] = (pa["samples"], pb["samples"])
         result = compare_samples(

@@ -1,0 +1,174 @@
+"""Reading what the operating system saw while a sample ran: whether it measured the code.
+
+A sample is the time a kernel took, and a kernel cannot tell whether its thread
+held its core.  The kernel of the operating system can (docs/design.md,
+"Measurement method"):
+
+* the run-queue delay of every thread of this process (``/proc/self/task/*/schedstat``,
+  second field): nanoseconds a thread was ready to run and waited for a CPU that
+  another task held.  Read per thread, so with ``--threads N`` every numba worker
+  counts, and a thread that sleeps at a barrier (voluntarily) does not;
+* the process's CPU time (``CLOCK_PROCESS_CPUTIME_ID``) and involuntary context
+  switches (``getrusage``), the explanation beside the delay;
+* steal on the CPUs the process may run on (``/proc/stat``): time the hypervisor
+  gave the virtual CPU to another guest, which no in-guest clock sees as waiting;
+* for a user's program in a child process, the child's rusage once it is reaped
+  (``RUSAGE_CHILDREN``): its user + system time against the wall time around it,
+  and its context switches.  A child's run-queue delay is gone with it, so the
+  time it lost is the wall time its CPU time does not cover, less the start-up
+  the same program needs when nothing disturbs it (:data:`CHILD_START_S`).  A
+  program running several threads has CPU time to spare against its wall time,
+  so this test sees its disturbance only where the lost time exceeds what its
+  extra threads add; its context switches and steal are still recorded.
+
+What a sample lost is the larger of its run-queue delay and steal
+(:class:`benchdb.evidence.Evidence` judges it).  The cost of reading it is
+measured in docs/findings/disturbance.md.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from benchdb.evidence import Evidence
+
+CHILD_START_S = 0.002
+"""Wall time a child process spends outside its own CPU time undisturbed (exec, loading,
+the pipe to us): not counted as lost (docs/findings/disturbance.md)."""
+
+TASKS = Path("/proc/self/task")
+STAT = "/proc/stat"
+_TICK_S = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
+_READ = 4096  # the per-CPU lines of /proc/stat come first
+
+T = TypeVar("T")
+
+
+def _open(path: str | Path) -> int | None:
+    try:
+        return os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+
+
+def _cpus() -> frozenset[int]:
+    try:
+        return frozenset(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return frozenset(range(os.cpu_count() or 1))
+
+
+def _delta(after: float | None, before: float | None) -> float | None:
+    return None if after is None or before is None else max(0.0, after - before)
+
+
+class _Counters:
+    """The kernel's files a probe reads, opened once per point and read with ``pread``
+    (an open and a directory listing per sample would cost tens of microseconds)."""
+
+    def __init__(self, threads: bool) -> None:
+        self.cpus = _cpus()
+        self.stat = _open(STAT)
+        self.tasks: list[int] = []
+        if threads:
+            try:
+                tids = os.listdir(TASKS)
+            except OSError:
+                tids = []
+            self.tasks = [fd for fd in (_open(TASKS / t / "schedstat") for t in tids) if fd]
+
+    def close(self) -> None:
+        for fd in [*self.tasks, *([self.stat] if self.stat is not None else [])]:
+            os.close(fd)
+        self.tasks, self.stat = [], None
+
+    def wait_s(self) -> float | None:
+        """Run-queue delay of the process's threads, added; None without schedstat."""
+        total, seen = 0, False
+        for fd in self.tasks:
+            try:
+                total += int(os.pread(fd, 128, 0).split()[1])
+                seen = True
+            except (OSError, IndexError, ValueError):  # a thread that ended meanwhile
+                continue
+        return total * 1e-9 if seen else None
+
+    def steal_s(self) -> float | None:
+        """Steal accumulated on the process's CPUs; None where /proc/stat has no steal."""
+        if self.stat is None:
+            return None
+        total, seen = 0, False
+        for line in os.pread(self.stat, _READ, 0).decode().splitlines():
+            name, _, rest = line.partition(" ")
+            if not name.startswith("cpu"):
+                break
+            fields = rest.split()
+            if name != "cpu" and int(name[3:]) in self.cpus and len(fields) > 7:
+                total += int(fields[7])
+                seen = True
+        return total * _TICK_S if seen else None
+
+
+class Probe:
+    """Reads the evidence around samples of code running in this process.
+
+    Open it once per point, after the point's threads exist (numba's pool starts
+    with the collector), then ``times, evidence = probe.measure(run)`` per
+    sample.  A sample's reads cost about a microsecond per thread and a few for
+    the CPU counters (measured in docs/findings/disturbance.md).
+    """
+
+    _threads = True
+
+    def __enter__(self) -> Probe:
+        self._counters = _Counters(self._threads)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._counters.close()
+
+    def measure(self, run: Callable[[], T]) -> tuple[T, Evidence]:
+        c = self._counters
+        steal0, nivcsw0, wait0 = c.steal_s(), self._nivcsw(), c.wait_s()
+        cpu0, wall0 = self._cpu(), time.perf_counter()
+        result = run()
+        wall, cpu = time.perf_counter() - wall0, self._cpu() - cpu0
+        wait, nivcsw = _delta(c.wait_s(), wait0), self._nivcsw() - nivcsw0
+        steal = _delta(c.steal_s(), steal0)
+        return result, Evidence(wall, cpu, wait, nivcsw, steal, self._lost(wall, cpu, wait, steal))
+
+    def _cpu(self) -> float:
+        return time.process_time()
+
+    def _nivcsw(self) -> int:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
+
+    def _lost(self, wall: float, cpu: float, wait: float | None, steal: float | None) -> float:
+        # Without schedstat: the wall time the process's CPU time leaves uncovered.
+        lost = max(0.0, wall - cpu) if wait is None else wait
+        return max(lost, steal or 0.0)
+
+
+class ChildProbe(Probe):
+    """Reads the evidence around runs of a program in a child process.
+
+    The child must be waited for inside ``run`` (``subprocess`` does), so that its
+    rusage is added to ``RUSAGE_CHILDREN``; only one child may run at a time.
+    """
+
+    _threads = False
+
+    def _cpu(self) -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+
+    def _nivcsw(self) -> int:
+        return resource.getrusage(resource.RUSAGE_CHILDREN).ru_nivcsw
+
+    def _lost(self, wall: float, cpu: float, wait: float | None, steal: float | None) -> float:
+        return max(0.0, wall - cpu - CHILD_START_S, steal or 0.0)

@@ -1,0 +1,164 @@
+"""Evidence with every sample: a sample that lost its core is set aside and retaken.
+
+The disturbance here is real: a second process, pinned to the measuring thread's
+CPU, busy while the chosen sample runs.  The scheduler shares the CPU between
+them, and the operating system's accounting is what the collector must read.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from benchdb.collectors.pinning import pinned
+from benchdb.collectors.plan import Point
+from benchdb.collectors.probes import ChildProbe, Probe
+from benchdb.collectors.record import DISTURBED, add_pass, measurement_rows
+from benchdb.collectors.timing import PointTiming, time_point
+from benchdb.kernels import get_benchmark
+
+from benchdb.evidence import LOST_FRACTION, Evidence
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity"), reason="needs CPU pinning (Linux)"
+)
+
+BUSY = """
+import time
+print("busy", flush=True)
+end = time.time() + 2
+while time.time() < end:
+    pass
+"""
+
+
+def _work(cpu_seconds: float) -> float:
+    """Spin for ``cpu_seconds`` of this thread's CPU time (a fixed amount of work); the
+    wall time it took, which is longer when another task held the CPU meanwhile."""
+    t0, c0 = time.perf_counter(), time.thread_time()
+    while time.thread_time() - c0 < cpu_seconds:
+        pass
+    return time.perf_counter() - t0
+
+
+class _SharedCore:
+    """A prepared point doing 30 ms of work per run, timed by the wall clock; during its
+    runs numbered ``hits`` (from 1) another process, on the same CPU, spins too."""
+
+    footprint_bytes = 8
+
+    def __init__(self, hits: set[int]) -> None:
+        self.calls, self.hits = 0, hits
+
+    def run(self, repetitions: int) -> dict[str, float]:
+        self.calls += 1
+        if self.calls not in self.hits:
+            return {"k": _work(0.03) * repetitions}
+        # the co-runner inherits this process's affinity: one CPU, shared with us
+        other = subprocess.Popen([sys.executable, "-c", BUSY], stdout=subprocess.PIPE, text=True)
+        try:
+            assert other.stdout is not None and other.stdout.readline() == "busy\n"
+            return {"k": _work(0.03) * repetitions}
+        finally:
+            other.kill()
+            other.wait()
+
+    def checksum(self) -> float | None:
+        return None
+
+
+def test_the_probe_sees_a_process_sharing_the_core() -> None:
+    with pinned(1), Probe() as probe:
+        _, quiet = probe.measure(lambda: _work(0.03))
+        _, shared = probe.measure(lambda: _SharedCore(hits={1}).run(1))
+    assert shared.lost_s > 0.2 * shared.wall_s  # the co-runner took its share
+    assert shared.nivcsw > 0 and shared.disturbed
+    assert quiet.wall_s >= 0.03 and quiet.cpu_s > 0
+
+
+def test_a_disturbed_sample_is_set_aside_and_taken_again() -> None:
+    # Run 1 warms up, runs 2-4 calibrate (a 30 ms run is one repetition of a 20 ms
+    # sample), so runs 7 and 8 are the third and fourth samples; should calibration
+    # retry a trial that this busy machine disturbed, at least run 8 still is a sample.
+    with pinned(1):
+        timing = time_point(_SharedCore(hits={7, 8}), 0.02, 5)
+    [samples] = timing.samples.values()
+    assert len(samples) == len(timing.evidence)
+    disturbed = [t for t, e in zip(samples, timing.evidence, strict=True) if e.disturbed]
+    clean = [t for t, e in zip(samples, timing.evidence, strict=True) if not e.disturbed]
+    assert len(clean) == 5 and timing.retaken == len(disturbed) >= 1
+    assert max(disturbed) > 1.2 * max(clean)  # the co-runner's samples were slow ones
+
+
+def test_a_program_in_a_child_process_is_judged_by_its_rusage() -> None:
+    def program() -> None:
+        subprocess.run([sys.executable, "-c", "print(sum(range(3_000_000)))"], check=True)
+
+    with pinned(1), ChildProbe() as probe:
+        _, alone = probe.measure(program)
+        other = subprocess.Popen([sys.executable, "-c", BUSY], stdout=subprocess.PIPE, text=True)
+        try:
+            assert other.stdout is not None and other.stdout.readline() == "busy\n"
+            _, shared = probe.measure(program)
+        finally:
+            other.kill()
+            other.wait()
+    assert alone.cpu_s > 0 and alone.wait_s is None
+    assert shared.lost_s > 0.2 * shared.wall_s and shared.disturbed
+
+
+# ------------------------------------------------------------------ pooling the evidence
+
+TRIAD = get_benchmark("stream.triad")
+INFO = TRIAD.kernels[0]
+KERNELS = {INFO.name: (7, INFO)}
+POINT = Point("stream.triad", (100,), "float64", 1, 2400)
+
+
+def _ev(lost: float) -> Evidence:
+    return Evidence(wall_s=0.02, cpu_s=0.02 - lost, wait_s=lost, nivcsw=int(lost > 0),
+                    steal_s=0.0, lost_s=lost)  # fmt: skip
+
+
+CLEAN, HIT = _ev(0.0), _ev(0.01)  # HIT lost half its wall time
+
+
+def _timing(samples: list[float], evidence: list[Evidence], wanted: int = 3) -> PointTiming:
+    return PointTiming(10, {INFO.name: samples}, 3.0, tuple(evidence), wanted)
+
+
+def test_statistics_come_from_the_clean_samples_and_the_rest_is_kept_aside() -> None:
+    assert HIT.disturbed and not CLEAN.disturbed and LOST_FRACTION < 0.5
+    timing = _timing([1.0, 9.0, 1.1, 1.2], [CLEAN, HIT, CLEAN, CLEAN])
+    [row] = measurement_rows(1, POINT, {INFO.name: 100}, timing, "cpus:0", KERNELS)
+    assert row.samples == [1.0, 1.1, 1.2] and row.t_median == 1.1
+    assert [Evidence.from_json(e) for e in row.evidence] == [CLEAN] * 3
+    assert row.set_aside == [{"t_s": 9.0, **HIT.to_json()}]
+    assert DISTURBED not in row.flags and row.valid
+
+
+def test_a_point_short_of_clean_samples_is_flagged_and_a_later_pass_can_clear_it() -> None:
+    first = _timing([1.0, 9.0, 8.0], [CLEAN, HIT, HIT])
+    [row] = measurement_rows(1, POINT, {INFO.name: 100}, first, "cpus:0", KERNELS)
+    assert row.samples == [1.0] and DISTURBED in row.flags and row.valid
+    add_pass(row, _timing([1.2, 1.1], [CLEAN, CLEAN]), KERNELS)
+    assert row.samples == [1.0, 1.2, 1.1] and row.t_median == 1.1
+    assert DISTURBED not in row.flags and [e["t_s"] for e in row.set_aside] == [9.0, 8.0]
+
+
+def test_a_point_with_no_clean_sample_keeps_them_all_flagged() -> None:
+    timing = _timing([9.0, 8.0, 7.0], [HIT, HIT, HIT])
+    [row] = measurement_rows(1, POINT, {INFO.name: 100}, timing, "cpus:0", KERNELS)
+    assert row.samples == [9.0, 8.0, 7.0] and row.set_aside == []
+    assert DISTURBED in row.flags and row.t_median == 8.0
+
+
+def test_samples_without_evidence_count_as_clean() -> None:
+    """A distributed step timed over MPI reads no evidence; rows from before it had none."""
+    timing = PointTiming(10, {INFO.name: [1.0, 1.1, 1.2]}, 3.0)
+    [row] = measurement_rows(1, POINT, {INFO.name: 100}, timing, "cpus:0", KERNELS)
+    assert row.samples == [1.0, 1.1, 1.2] and row.evidence == [None] * 3
+    assert row.flags == []

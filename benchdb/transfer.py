@@ -64,7 +64,7 @@ _LINKS = {"id", "machine_id", "environment_id", "run_id", "kernel_id", "node_cla
 # Fields of each record: every column but surrogate ids and links (natural keys replace them).
 _ENTITY_SKIP = _LINKS | {"created_at"}
 RECORD_COLUMNS = ("machine_record", "environment_record", "run_record", "kernel_record")
-LIST_COLUMNS = ("shape", "samples", "flags", "evidence", "set_aside")
+LIST_COLUMNS = ("shape", "samples", "flags", "evidence", "set_aside", "pass_counts")
 
 
 def fields(model: type[Base], skip: set[str]) -> list[str]:

@@ -15,8 +15,10 @@ held its core.  The kernel of the operating system can (docs/design.md,
 * for a user's program in a child process, the child's rusage once it is reaped
   (``RUSAGE_CHILDREN``): its user + system time against the wall time around it,
   and its context switches.  A child's run-queue delay is gone with it, so the
-  time it lost is the wall time its CPU time does not cover, less the start-up
-  the same program needs when nothing disturbs it (:data:`CHILD_START_S`).  A
+  time it lost is the wall time its CPU time does not cover, less the least of
+  that gap over the point's runs so far: the start-up (exec, loading, the pipe to
+  us) the same program needs when nothing disturbs it, which differs by program
+  and machine and is therefore measured, not assumed.  A
   program running several threads has CPU time to spare against its wall time,
   so this test sees its disturbance only where the lost time exceeds what its
   extra threads add; its context switches and steal are still recorded.
@@ -28,6 +30,7 @@ measured in docs/findings/disturbance.md.
 
 from __future__ import annotations
 
+import math
 import os
 import resource
 import time
@@ -36,10 +39,6 @@ from pathlib import Path
 from typing import TypeVar
 
 from benchdb.evidence import Evidence
-
-CHILD_START_S = 0.002
-"""Wall time a child process spends outside its own CPU time undisturbed (exec, loading,
-the pipe to us): not counted as lost (docs/findings/disturbance.md)."""
 
 TASKS = Path("/proc/self/task")
 STAT = "/proc/stat"
@@ -158,10 +157,12 @@ class ChildProbe(Probe):
     """Reads the evidence around runs of a program in a child process.
 
     The child must be waited for inside ``run`` (``subprocess`` does), so that its
-    rusage is added to ``RUSAGE_CHILDREN``; only one child may run at a time.
+    rusage is added to ``RUSAGE_CHILDREN``; only one child may run at a time.  The
+    first run is the baseline of the start-up gap (a point's first runs calibrate).
     """
 
     _threads = False
+    _start_s = math.inf  # the least wall - CPU gap of this point's runs so far
 
     def _cpu(self) -> float:
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -171,4 +172,5 @@ class ChildProbe(Probe):
         return resource.getrusage(resource.RUSAGE_CHILDREN).ru_nivcsw
 
     def _lost(self, wall: float, cpu: float, wait: float | None, steal: float | None) -> float:
-        return max(0.0, wall - cpu - CHILD_START_S, steal or 0.0)
+        self._start_s = min(self._start_s, wall - cpu)
+        return max(0.0, wall - cpu - self._start_s, steal or 0.0)

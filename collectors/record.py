@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from benchdb.app.context import FULLSTEP
 from benchdb.db.models import Measurement
@@ -66,36 +67,56 @@ def _reasons(row: Measurement) -> list[str]:
     return [f for f in row.flags or [] if f not in STATISTICS_FLAGS]
 
 
-Taken = tuple[float, Evidence | None]  # a sample (seconds per repetition) and its evidence
+@dataclass(frozen=True)
+class _Taken:
+    """A sample (seconds per repetition), its evidence (None: not read) and its pass."""
+
+    t: float
+    evidence: Evidence | None
+    pass_index: int
+
+    @property
+    def clean(self) -> bool:
+        return self.evidence is None or not self.evidence.disturbed
 
 
-def _taken(row: Measurement) -> list[Taken]:
-    """Every sample the row holds, kept or set aside, with its evidence (None: not read)."""
+def _kept_passes(row: Measurement) -> list[int]:
+    """The pass of each of ``row.samples``: from ``pass_counts``, else (rows from before
+    it) equal shares, else all the first."""
+    n, passes = len(row.samples or []), max(1, row.passes or 1)
+    counts = list(row.pass_counts or [])
+    if sum(counts) != n:
+        counts = [n // passes] * passes if n % passes == 0 else [n]
+    return [i for i, c in enumerate(counts) for _ in range(c)]
+
+
+def _taken(row: Measurement) -> list[_Taken]:
+    """Every sample the row holds, kept or set aside."""
     evidence = list(row.evidence or [])
     kept = [
-        (t, Evidence.from_json(evidence[i]) if i < len(evidence) and evidence[i] else None)
-        for i, t in enumerate(row.samples or [])
+        _Taken(t, Evidence.from_json(evidence[i]) if i < len(evidence) and evidence[i] else None, p)
+        for i, (t, p) in enumerate(zip(row.samples or [], _kept_passes(row), strict=True))
     ]
-    return [*kept, *((e["t_s"], Evidence.from_json(e)) for e in row.set_aside or [])]
-
-
-def _clean(taken: Taken) -> bool:
-    return taken[1] is None or not taken[1].disturbed
+    aside = [_Taken(e["t_s"], Evidence.from_json(e), e.get("pass", 0)) for e in row.set_aside or []]
+    return [*kept, *aside]
 
 
 def _summarise_into(
-    row: Measurement, taken: list[Taken], info: KernelInfo, wanted: int = 0
+    row: Measurement, taken: list[_Taken], info: KernelInfo, wanted: int = 0
 ) -> None:
     """Set ``row``'s samples, statistics, rates, validity and flags from ``taken``: the
     clean samples when there are any; ``disturbed`` when fewer than ``wanted`` are."""
     reasons = _reasons(row)
-    clean = [t for t in taken if _clean(t)]
-    kept = clean or taken
-    samples = [t for t, _ in kept]
+    clean = [t for t in taken if t.clean]
+    kept = sorted(clean or taken, key=lambda t: t.pass_index)  # stable: in order, by pass
+    samples = [t.t for t in kept]
     row.samples = samples
-    row.evidence = [e.to_json() if e is not None else None for _, e in kept]
+    row.evidence = [t.evidence.to_json() if t.evidence is not None else None for t in kept]
+    row.pass_counts = [sum(t.pass_index == p for t in kept) for p in range(row.passes + 1)]
     row.set_aside = [
-        {"t_s": t, **e.to_json()} for t, e in taken if clean and e is not None and e.disturbed
+        {"t_s": t.t, "pass": t.pass_index, **t.evidence.to_json()}
+        for t in taken
+        if clean and t.evidence is not None and not t.clean
     ]
     if not samples:  # no pass has run yet
         row.t_min = row.t_median = row.t_iqr = row.t_cv = 0.0
@@ -144,6 +165,7 @@ def new_row(
         samples=[],
         evidence=[],
         set_aside=[],
+        pass_counts=[],
         flags=[],
         checksum=None,
     )
@@ -203,7 +225,8 @@ def add_pass(
         row.flags = [*(row.flags or []), reason]
     samples = timing.samples[name]
     evidence: list[Evidence | None] = list(timing.evidence) or [None] * len(samples)
-    _summarise_into(row, [*_taken(row), *zip(samples, evidence, strict=True)], info, timing.wanted)
+    new = [_Taken(t, e, row.passes) for t, e in zip(samples, evidence, strict=True)]
+    _summarise_into(row, [*_taken(row), *new], info, timing.wanted)
     row.passes += 1
 
 

@@ -188,8 +188,10 @@ class Measurement(Base):
     sample ran (wall and CPU time, run-queue delay, involuntary context switches,
     steal; :class:`benchdb.evidence.Evidence`), ``None`` for a sample
     taken without it; empty for rows collected before evidence was read.
-    ``set_aside`` holds the samples it showed disturbed, each with its evidence
-    and ``t_s`` (seconds per repetition): kept, never used by a statistic.
+    ``set_aside`` holds the samples it showed disturbed, each with its evidence,
+    ``t_s`` (seconds per repetition) and ``pass`` (from 0): kept, never used by a
+    statistic.  ``pass_counts``: how many of ``samples`` each pass holds, in order
+    (empty for rows from before: their passes hold equal shares).
     """
 
     __tablename__ = "measurement"
@@ -220,6 +222,7 @@ class Measurement(Base):
     samples: Mapped[list[Any]] = mapped_column(JSON)
     evidence: Mapped[list[Any]] = mapped_column(JSON, default=list, server_default="[]")
     set_aside: Mapped[list[Any]] = mapped_column(JSON, default=list, server_default="[]")
+    pass_counts: Mapped[list[Any]] = mapped_column(JSON, default=list, server_default="[]")
     passes: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     t_min: Mapped[float] = mapped_column(Float)
     t_median: Mapped[float] = mapped_column(Float)

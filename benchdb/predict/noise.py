@@ -21,6 +21,7 @@ a lower bound, since the halves share one spell of the host.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -46,7 +47,14 @@ class RepeatNoise:
 
 
 def pass_medians(row: Mapping[str, Any]) -> list[float]:
+    """The median of each pass's samples of a measurement row, in order.  Each pass keeps
+    its clean samples (``pass_counts`` says how many); rows from before that hold equal
+    shares; one median of all where the split is unknown."""
     samples = np.asarray(row["samples"] or [], dtype=float)
+    counts = [int(c) for c in row.get("pass_counts") or []]
+    if len(counts) > 1 and sum(counts) == len(samples):  # passes kept unequal clean shares
+        bounds = np.cumsum([0, *counts])
+        return [float(np.median(samples[a:b])) for a, b in itertools.pairwise(bounds) if b > a]
     passes = int(row.get("passes") or 1)
     if passes < 2 or len(samples) < passes or len(samples) % passes:
         return [float(np.median(samples))] if len(samples) else []

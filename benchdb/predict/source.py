@@ -129,6 +129,7 @@ def machine_rows(
             Measurement.context,
             Measurement.samples,
             Measurement.passes,
+            Measurement.pass_counts,
             Measurement.t_median,
             Measurement.valid,
             Measurement.flags,
@@ -145,7 +146,8 @@ def machine_rows(
     keys = [
         "measurement_id", "run_id", "environment_id", "run_started_at", "run_tags", "kernel",
         "kernel_version", "shape", "shape_key", "points", "footprint_bytes", "threads",
-        "precision", "context", "samples", "passes", "t_median", "valid", "flags",
+        "precision", "context", "samples", "passes", "pass_counts", "t_median", "valid",
+        "flags",
     ]  # fmt: skip
     with db.reading() as s:
         return [dict(zip(keys, row, strict=True)) for row in s.execute(stmt)]

@@ -21,6 +21,7 @@ from benchdb.collectors.timing import PointTiming, time_point
 from benchdb.kernels import get_benchmark
 
 from benchdb.evidence import LOST_FRACTION, Evidence
+from benchdb.predict.noise import pass_medians
 
 pytestmark = pytest.mark.skipif(
     not hasattr(os, "sched_setaffinity"), reason="needs CPU pinning (Linux)"
@@ -136,7 +137,7 @@ def test_statistics_come_from_the_clean_samples_and_the_rest_is_kept_aside() -> 
     [row] = measurement_rows(1, POINT, {INFO.name: 100}, timing, "cpus:0", KERNELS)
     assert row.samples == [1.0, 1.1, 1.2] and row.t_median == 1.1
     assert [Evidence.from_json(e) for e in row.evidence] == [CLEAN] * 3
-    assert row.set_aside == [{"t_s": 9.0, **HIT.to_json()}]
+    assert row.set_aside == [{"t_s": 9.0, "pass": 0, **HIT.to_json()}]
     assert DISTURBED not in row.flags and row.valid
 
 
@@ -162,3 +163,21 @@ def test_samples_without_evidence_count_as_clean() -> None:
     [row] = measurement_rows(1, POINT, {INFO.name: 100}, timing, "cpus:0", KERNELS)
     assert row.samples == [1.0, 1.1, 1.2] and row.evidence == [None] * 3
     assert row.flags == []
+
+
+def test_each_pass_keeps_its_own_clean_samples_and_their_medians_stay_apart() -> None:
+    """A pass left short of clean samples holds fewer of them: the repeat noise still
+    compares pass with pass (``pass_counts``), not equal slices across them."""
+    first = _timing([1.0, 1.0, 1.0], [CLEAN] * 3)
+    [row] = measurement_rows(1, POINT, {INFO.name: 100}, first, "cpus:0", KERNELS)
+    add_pass(row, _timing([2.0, 9.0, 2.0, 9.0], [CLEAN, HIT, CLEAN, HIT]), KERNELS)
+    add_pass(row, _timing([3.0, 3.0, 3.0], [CLEAN] * 3), KERNELS)
+    assert row.samples == [1.0] * 3 + [2.0] * 2 + [3.0] * 3 and row.pass_counts == [3, 2, 3]
+    assert [e["pass"] for e in row.set_aside] == [1, 1]
+    assert pass_medians({"samples": row.samples, "passes": 3, "pass_counts": row.pass_counts}) == [
+        1.0,
+        2.0,
+        3.0,
+    ]
+    # rows collected before pass_counts: equal shares
+    assert pass_medians({"samples": [1.0, 1.0, 2.0, 2.0], "passes": 2}) == [1.0, 2.0]

@@ -23,7 +23,10 @@ class Evidence:
     """One sample's window as the operating system accounted it (seconds, counts).
 
     ``wait_s`` is None where the kernel keeps no run-queue delay (no schedstat, a
-    child process); ``steal_s`` None where it reports no steal.
+    child process); ``steal_s`` None where it reports no steal.  ``others_busy_s``:
+    how long the CPUs the sample could not run on were busy (None: no such CPU, or
+    recorded before it was read); evidence of a neighbour that takes no CPU time from
+    the sample, not a reason to set it aside.
     """
 
     wall_s: float
@@ -32,6 +35,7 @@ class Evidence:
     nivcsw: int
     steal_s: float | None
     lost_s: float
+    others_busy_s: float | None = None
 
     @property
     def disturbed(self) -> bool:

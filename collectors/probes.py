@@ -23,6 +23,11 @@ held its core.  The kernel of the operating system can (docs/design.md,
   so this test sees its disturbance only where the lost time exceeds what its
   extra threads add; its context switches and steal are still recorded.
 
+* how long the CPUs the process may not use were busy (``/proc/stat``, in ticks of
+  10 ms): a neighbour there takes no time from the sample's threads, yet shares the
+  caches, the memory bus and, on a virtual machine whose CPUs are hyperthreads of
+  one core, the core itself.  It is recorded, not judged (docs/findings/disturbance.md).
+
 What a sample lost is the larger of its run-queue delay and steal
 (:class:`benchdb.evidence.Evidence` judges it).  The cost of reading it is
 measured in docs/findings/disturbance.md.
@@ -97,20 +102,28 @@ class _Counters:
                 continue
         return total * 1e-9 if seen else None
 
-    def steal_s(self) -> float | None:
-        """Steal accumulated on the process's CPUs; None where /proc/stat has no steal."""
+    def cpu_ticks(self) -> tuple[float | None, float | None]:
+        """(steal on the process's CPUs, busy time of the other CPUs), accumulated, in
+        seconds; None where /proc/stat has no steal column, or there is no other CPU."""
         if self.stat is None:
-            return None
-        total, seen = 0, False
+            return None, None
+        steal = busy = 0
+        seen_steal = seen_other = False
         for line in os.pread(self.stat, _READ, 0).decode().splitlines():
             name, _, rest = line.partition(" ")
             if not name.startswith("cpu"):
                 break
-            fields = rest.split()
-            if name != "cpu" and int(name[3:]) in self.cpus and len(fields) > 7:
-                total += int(fields[7])
-                seen = True
-        return total * _TICK_S if seen else None
+            if name == "cpu":
+                continue
+            fields = [int(f) for f in rest.split()]
+            if int(name[3:]) in self.cpus:
+                if len(fields) > 7:
+                    steal += fields[7]
+                    seen_steal = True
+            else:  # user, nice, system, irq, softirq, steal: the CPU ran someone
+                busy += sum(fields[i] for i in (0, 1, 2, 5, 6, 7) if i < len(fields))
+                seen_other = True
+        return (steal * _TICK_S if seen_steal else None), (busy * _TICK_S if seen_other else None)
 
 
 class Probe:
@@ -133,13 +146,15 @@ class Probe:
 
     def measure(self, run: Callable[[], T]) -> tuple[T, Evidence]:
         c = self._counters
-        steal0, nivcsw0, wait0 = c.steal_s(), self._nivcsw(), c.wait_s()
+        (steal0, others0), nivcsw0, wait0 = c.cpu_ticks(), self._nivcsw(), c.wait_s()
         cpu0, wall0 = self._cpu(), time.perf_counter()
         result = run()
         wall, cpu = time.perf_counter() - wall0, self._cpu() - cpu0
         wait, nivcsw = _delta(c.wait_s(), wait0), self._nivcsw() - nivcsw0
-        steal = _delta(c.steal_s(), steal0)
-        return result, Evidence(wall, cpu, wait, nivcsw, steal, self._lost(wall, cpu, wait, steal))
+        steal1, others1 = c.cpu_ticks()
+        steal, others = _delta(steal1, steal0), _delta(others1, others0)
+        lost = self._lost(wall, cpu, wait, steal)
+        return result, Evidence(wall, cpu, wait, nivcsw, steal, lost, others)
 
     def _cpu(self) -> float:
         return time.process_time()

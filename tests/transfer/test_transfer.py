@@ -21,7 +21,8 @@ from tests.collectors.dbcheck import counts
 
 COMPARED = ["kernel", "shape_key", "footprint_bytes", "threads", "placement", "precision",
             "context", "repetitions", "samples", "t_min", "t_median", "t_iqr", "t_cv",
-            "flop_rate", "byte_rate", "checksum", "valid", "flags"]  # fmt: skip
+            "flop_rate", "byte_rate", "checksum", "valid", "flags", "evidence", "set_aside",
+            "pass_counts"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +72,8 @@ def test_export_then_import_twice_adds_one_copy(
 
     src, dst = _frame(source_url), _frame(db_url)
     pd.testing.assert_frame_equal(src[COMPARED], dst[COMPARED])
+    # every sample's evidence travels with it
+    assert all(len(e) == len(s) > 0 for e, s in zip(src["evidence"], src["samples"], strict=True))
 
 
 def test_import_another_database_is_idempotent(source_url: str, db_url: str) -> None:

@@ -9,8 +9,8 @@ holds what it is and how it is judged, for every reader of stored samples.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 LOST_FRACTION = 0.01
@@ -41,16 +41,52 @@ class Evidence:
     def disturbed(self) -> bool:
         return self.lost_s > LOST_FRACTION * self.wall_s
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Evidence:
-        return cls(**{k: data.get(k) for k in cls.__dataclass_fields__})
+FIELDS = tuple(Evidence.__dataclass_fields__)
+_DIGITS = 7  # seconds are stored to 0.1 us: the probe's own cost is tens of microseconds
+
+Columns = Mapping[str, Sequence[Any]]
 
 
-def lost_share(evidence: Sequence[dict[str, Any] | None]) -> float | None:
-    """The median share of its wall time a sample lost, over the stored ``evidence``
-    records that have one; None when none does (collected without evidence)."""
-    shares = [e["lost_s"] / e["wall_s"] for e in evidence if e and e.get("wall_s")]
+def _stored(value: float | int | None) -> float | int | None:
+    return round(value, _DIGITS) if isinstance(value, float) else value
+
+
+def to_columns(evidence: Sequence[Evidence | None]) -> dict[str, list[Any]]:
+    """The evidence of a row's samples as stored: one list per field, in the samples'
+    order (each name once per row, not once per sample); ``None`` where a sample has
+    none; ``{}`` where none has."""
+    if all(e is None for e in evidence):
+        return {}
+    return {f: [None if e is None else _stored(getattr(e, f)) for e in evidence] for f in FIELDS}
+
+
+def from_columns(columns: Columns | Sequence[Any] | None, n: int) -> list[Evidence | None]:
+    """The evidence of ``n`` samples stored by :func:`to_columns`; ``None`` for each sample
+    without (rows collected before evidence was read store ``[]``)."""
+    if not isinstance(columns, Mapping) or not columns:
+        return [None] * n
+
+    def at(field: str, i: int) -> Any:
+        values = columns.get(field) or []
+        return values[i] if i < len(values) else None
+
+    return [
+        None if at("wall_s", i) is None else Evidence(**{f: at(f, i) for f in FIELDS})
+        for i in range(n)
+    ]
+
+
+def set_aside_count(set_aside: Columns | Sequence[Any] | None) -> int:
+    """How many disturbed samples a row set aside (its ``set_aside`` column)."""
+    return len(set_aside.get("t_s") or []) if isinstance(set_aside, Mapping) else 0
+
+
+def lost_share(evidence: Columns | Sequence[Any] | None) -> float | None:
+    """The median share of its wall time a sample lost, over a row's stored ``evidence``
+    (:func:`to_columns`); None where no sample has any (collected without evidence)."""
+    if not isinstance(evidence, Mapping) or not evidence:
+        return None
+    pairs = zip(evidence.get("lost_s") or [], evidence.get("wall_s") or [], strict=False)
+    shares = [lost / wall for lost, wall in pairs if lost is not None and wall]
     return statistics.median(shares) if shares else None

@@ -14,10 +14,11 @@ its median time is positive.  Anything else is stored, with the reason in
 flags that are not reasons: they are recomputed from the pooled samples and
 leave the point valid.
 
-Disturbed samples (:mod:`benchdb.evidence`) are kept apart: ``samples`` holds the clean
-ones, which every statistic and every reader of the samples uses, with their
-evidence beside them in ``evidence``; ``set_aside`` holds the disturbed ones with
-theirs.  A point whose passes together got fewer clean samples than a pass asks
+Disturbed samples (:mod:`benchdb.evidence`) are kept apart: ``samples`` holds
+the clean ones, which every statistic and every reader of the samples uses, with
+their evidence beside them in ``evidence`` (a list per field); ``set_aside``
+holds the disturbed ones (``t_s``), their passes and their evidence the same
+way.  A point whose passes together got fewer clean samples than a pass asks
 for is flagged ``disturbed``; one with no clean sample at all keeps every sample
 in ``samples`` (its median then stands for what was measured, flagged).
 """
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 
 from benchdb.app.context import FULLSTEP
 from benchdb.db.models import Measurement
-from benchdb.evidence import Evidence
+from benchdb.evidence import Evidence, from_columns, set_aside_count, to_columns
 from benchdb.query import shape_key
 from benchdb.stats import summarize
 
@@ -92,13 +93,16 @@ def _kept_passes(row: Measurement) -> list[int]:
 
 def _taken(row: Measurement) -> list[_Taken]:
     """Every sample the row holds, kept or set aside."""
-    evidence = list(row.evidence or [])
-    kept = [
-        _Taken(t, Evidence.from_json(evidence[i]) if i < len(evidence) and evidence[i] else None, p)
-        for i, (t, p) in enumerate(zip(row.samples or [], _kept_passes(row), strict=True))
-    ]
-    aside = [_Taken(e["t_s"], Evidence.from_json(e), e.get("pass", 0)) for e in row.set_aside or []]
-    return [*kept, *aside]
+    samples = list(row.samples or [])
+    kept = zip(samples, from_columns(row.evidence, len(samples)), _kept_passes(row), strict=True)
+    aside = row.set_aside or {}
+    n = set_aside_count(aside)
+    aside_taken = (
+        zip(aside.get("t_s", []), from_columns(aside, n), aside.get("pass", []), strict=True)
+        if n
+        else ()
+    )
+    return [_Taken(*k) for k in kept] + [_Taken(*a) for a in aside_taken]
 
 
 def _summarise_into(
@@ -111,13 +115,18 @@ def _summarise_into(
     kept = sorted(clean or taken, key=lambda t: t.pass_index)  # stable: in order, by pass
     samples = [t.t for t in kept]
     row.samples = samples
-    row.evidence = [t.evidence.to_json() if t.evidence is not None else None for t in kept]
+    row.evidence = to_columns([t.evidence for t in kept])
     row.pass_counts = [sum(t.pass_index == p for t in kept) for p in range(row.passes + 1)]
-    row.set_aside = [
-        {"t_s": t.t, "pass": t.pass_index, **t.evidence.to_json()}
-        for t in taken
-        if clean and t.evidence is not None and not t.clean
-    ]
+    aside = [t for t in taken if clean and not t.clean]
+    row.set_aside = (
+        {
+            "t_s": [t.t for t in aside],
+            "pass": [t.pass_index for t in aside],
+            **to_columns([t.evidence for t in aside]),
+        }
+        if aside
+        else {}
+    )
     if not samples:  # no pass has run yet
         row.t_min = row.t_median = row.t_iqr = row.t_cv = 0.0
         row.flop_rate = row.byte_rate = None
@@ -163,8 +172,8 @@ def new_row(
         repetitions=0,
         passes=0,
         samples=[],
-        evidence=[],
-        set_aside=[],
+        evidence={},
+        set_aside={},
         pass_counts=[],
         flags=[],
         checksum=None,

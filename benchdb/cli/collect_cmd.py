@@ -21,6 +21,7 @@ from rich.progress import (
 )
 
 from ..errors import UserError
+from ..evidence import set_aside_count
 from ..machine import detect_machine
 from ..query import measurements_frame, shape_key
 from ..units import fmt_bytes, fmt_seconds
@@ -95,7 +96,7 @@ def summary_rows(db: Database, run_id: int) -> list[dict[str, Any]]:
                 "peak_footprint": int(best["footprint_bytes"]),
                 "largest": rate_text(g.iloc[-1].to_dict()),
                 "noisy": int(sum("noisy" in f for f in g["flags"])),
-                "retaken": int(sum(len(a) for a in g["set_aside"])),
+                "retaken": int(sum(set_aside_count(a) for a in g["set_aside"])),
                 "disturbed": g.loc[
                     g["flags"].map(lambda f: "disturbed" in f), "shape_key"
                 ].tolist(),

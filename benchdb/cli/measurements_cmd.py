@@ -9,7 +9,7 @@ import typer
 
 from ..db.engine import Database
 from ..errors import UserError
-from ..evidence import lost_share
+from ..evidence import lost_share, set_aside_count
 from ..query import kernel_names, measurements_frame
 from ..scope import read_scope
 from ..transfer import frame_records
@@ -45,7 +45,7 @@ COLUMNS = [
     ("rate", "rate", None),
     ("t_cv", "CV", lambda v: f"{100 * v:.1f}%"),
     ("lost", "lost", lambda v: f"{100 * v:.1f}%"),
-    ("set_aside", "set aside", lambda v: str(len(v))),
+    ("set_aside", "set aside", lambda v: str(set_aside_count(v))),
     ("flags", "flags", lambda v: ",".join(v) or "-"),
 ]
 
@@ -110,7 +110,7 @@ def show(
     LOST is the median share of its wall time a kept sample spent waiting for a
     CPU another task held (or stolen by the hypervisor); SET ASIDE counts the
     samples that lost more than 1% and were taken again; a point left short of
-    clean samples is flagged `disturbed`.  `--json` gives each sample's evidence.
+    clean samples is flagged `disturbed`.  `--json` gives each sample's evidence, field by field.
 
     An invalid point (its program failed there, its checksum changed between
     passes, it was not finite) shows as INVALID, its flags saying why; `predict`

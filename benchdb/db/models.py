@@ -186,9 +186,9 @@ class Measurement(Base):
 
     ``evidence`` runs beside ``samples``: what the operating system saw while each
     sample ran (wall and CPU time, run-queue delay, involuntary context switches,
-    steal; :class:`benchdb.evidence.Evidence`), ``None`` for a sample
-    taken without it; empty for rows collected before evidence was read.
-    ``set_aside`` holds the samples it showed disturbed, each with its evidence,
+    steal; :class:`benchdb.evidence.Evidence`), one list per field
+    (:func:`benchdb.evidence.to_columns`), empty for rows collected before evidence
+    was read.  ``set_aside`` holds the samples it showed disturbed the same way, with
     ``t_s`` (seconds per repetition) and ``pass`` (from 0): kept, never used by a
     statistic.  ``pass_counts``: how many of ``samples`` each pass holds, in order
     (empty for rows from before: their passes hold equal shares).
@@ -220,8 +220,8 @@ class Measurement(Base):
     context: Mapped[str] = mapped_column(String(32), default="isolated")
     repetitions: Mapped[int] = mapped_column(Integer)
     samples: Mapped[list[Any]] = mapped_column(JSON)
-    evidence: Mapped[list[Any]] = mapped_column(JSON, default=list, server_default="[]")
-    set_aside: Mapped[list[Any]] = mapped_column(JSON, default=list, server_default="[]")
+    evidence: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
+    set_aside: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
     pass_counts: Mapped[list[Any]] = mapped_column(JSON, default=list, server_default="[]")
     passes: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     t_min: Mapped[float] = mapped_column(Float)

@@ -5,7 +5,7 @@ time, run-queue delay, involuntary context switches, steal): ``evidence``,
 beside ``samples``; the samples it showed disturbed are kept in ``set_aside``.
 A pass may now keep fewer clean samples than another, so ``pass_counts`` says how
 many of ``samples`` each pass holds, in order.  Rows written before this revision
-have none of them (empty lists: their passes hold equal shares).
+have none of them (empty: their passes hold equal shares).
 
 Revision ID: 0009
 Revises: 0008
@@ -25,8 +25,8 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     with op.batch_alter_table("measurement", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("evidence", sa.JSON(), nullable=False, server_default="[]"))
-        batch_op.add_column(sa.Column("set_aside", sa.JSON(), nullable=False, server_default="[]"))
+        batch_op.add_column(sa.Column("evidence", sa.JSON(), nullable=False, server_default="{}"))
+        batch_op.add_column(sa.Column("set_aside", sa.JSON(), nullable=False, server_default="{}"))
         batch_op.add_column(
             sa.Column("pass_counts", sa.JSON(), nullable=False, server_default="[]")
         )

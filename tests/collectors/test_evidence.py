@@ -20,7 +20,7 @@ from benchdb.collectors.record import DISTURBED, add_pass, measurement_rows
 from benchdb.collectors.timing import PointTiming, time_point
 from benchdb.kernels import get_benchmark
 
-from benchdb.evidence import LOST_FRACTION, Evidence
+from benchdb.evidence import LOST_FRACTION, Evidence, from_columns, lost_share, to_columns
 from benchdb.predict.noise import pass_medians
 
 pytestmark = pytest.mark.skipif(
@@ -136,8 +136,9 @@ def test_statistics_come_from_the_clean_samples_and_the_rest_is_kept_aside() -> 
     timing = _timing([1.0, 9.0, 1.1, 1.2], [CLEAN, HIT, CLEAN, CLEAN])
     [row] = measurement_rows(1, POINT, {INFO.name: 100}, timing, "cpus:0", KERNELS)
     assert row.samples == [1.0, 1.1, 1.2] and row.t_median == 1.1
-    assert [Evidence.from_json(e) for e in row.evidence] == [CLEAN] * 3
-    assert row.set_aside == [{"t_s": 9.0, "pass": 0, **HIT.to_json()}]
+    assert from_columns(row.evidence, 3) == [CLEAN] * 3
+    assert row.set_aside == {"t_s": [9.0], "pass": [0], **to_columns([HIT])}
+    assert row.set_aside["lost_s"] == [0.01] and lost_share(row.evidence) == 0.0
     assert DISTURBED not in row.flags and row.valid
 
 
@@ -147,13 +148,13 @@ def test_a_point_short_of_clean_samples_is_flagged_and_a_later_pass_can_clear_it
     assert row.samples == [1.0] and DISTURBED in row.flags and row.valid
     add_pass(row, _timing([1.2, 1.1], [CLEAN, CLEAN]), KERNELS)
     assert row.samples == [1.0, 1.2, 1.1] and row.t_median == 1.1
-    assert DISTURBED not in row.flags and [e["t_s"] for e in row.set_aside] == [9.0, 8.0]
+    assert DISTURBED not in row.flags and row.set_aside["t_s"] == [9.0, 8.0]
 
 
 def test_a_point_with_no_clean_sample_keeps_them_all_flagged() -> None:
     timing = _timing([9.0, 8.0, 7.0], [HIT, HIT, HIT])
     [row] = measurement_rows(1, POINT, {INFO.name: 100}, timing, "cpus:0", KERNELS)
-    assert row.samples == [9.0, 8.0, 7.0] and row.set_aside == []
+    assert row.samples == [9.0, 8.0, 7.0] and row.set_aside == {}
     assert DISTURBED in row.flags and row.t_median == 8.0
 
 
@@ -161,7 +162,7 @@ def test_samples_without_evidence_count_as_clean() -> None:
     """A distributed step timed over MPI reads no evidence; rows from before it had none."""
     timing = PointTiming(10, {INFO.name: [1.0, 1.1, 1.2]}, 3.0)
     [row] = measurement_rows(1, POINT, {INFO.name: 100}, timing, "cpus:0", KERNELS)
-    assert row.samples == [1.0, 1.1, 1.2] and row.evidence == [None] * 3
+    assert row.samples == [1.0, 1.1, 1.2] and row.evidence == {}
     assert row.flags == []
 
 
@@ -173,7 +174,7 @@ def test_each_pass_keeps_its_own_clean_samples_and_their_medians_stay_apart() ->
     add_pass(row, _timing([2.0, 9.0, 2.0, 9.0], [CLEAN, HIT, CLEAN, HIT]), KERNELS)
     add_pass(row, _timing([3.0, 3.0, 3.0], [CLEAN] * 3), KERNELS)
     assert row.samples == [1.0] * 3 + [2.0] * 2 + [3.0] * 3 and row.pass_counts == [3, 2, 3]
-    assert [e["pass"] for e in row.set_aside] == [1, 1]
+    assert row.set_aside["pass"] == [1, 1]
     assert pass_medians({"samples": row.samples, "passes": 3, "pass_counts": row.pass_counts}) == [
         1.0,
         2.0,
@@ -181,3 +182,16 @@ def test_each_pass_keeps_its_own_clean_samples_and_their_medians_stay_apart() ->
     ]
     # rows collected before pass_counts: equal shares
     assert pass_medians({"samples": [1.0, 1.0, 2.0, 2.0], "passes": 2}) == [1.0, 2.0]
+
+
+def test_stored_evidence_is_one_list_per_field_and_reads_back() -> None:
+    """Each field's name once per row, seconds to 0.1 us; rows from before evidence
+    (``[]``) and samples without it read back as None."""
+    shared = Evidence(0.0200001234, 0.0100000987, 0.01, 3, None, 0.01, 0.005)
+    stored = to_columns([CLEAN, shared, None])
+    assert set(stored) == {"wall_s", "cpu_s", "wait_s", "nivcsw", "steal_s", "lost_s",
+                           "others_busy_s"}  # fmt: skip
+    assert stored["wall_s"] == [0.02, 0.0200001, None] and stored["nivcsw"] == [0, 3, None]
+    assert from_columns(stored, 3)[0] == CLEAN and from_columns(stored, 3)[2] is None
+    assert from_columns([], 2) == [None, None] and to_columns([None, None]) == {}
+    assert lost_share([]) is None and lost_share(stored) == pytest.approx(0.25, rel=1e-4)

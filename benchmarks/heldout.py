@@ -16,6 +16,9 @@ In a scratch directory:
    exact row length, which no lookup meets that did not measure that row length;
 3. with ``--refine SECONDS``, ``benchdb refine`` run on a copy of the sweep's database
    (``refined.sqlite``) right after the sweep, within that budget;
+   then the held-out collection once more, a separate collection minutes after the
+   first (``retest.sqlite``, the same plan, drift anchors included): what a user
+   who measures the same shapes again later meets (*test-retest*);
 4. every held-out shape predicted from the sweep alone (and from the refined
    sweep; with ``--rows-2x-only`` also from the sweep without its rectangles of rows
    more than 2x longer or shorter, the sweep before 2026-11-25) by ``benchdb
@@ -26,7 +29,9 @@ In a scratch directory:
 With ``a`` the first pass's median time and ``b`` the repeat's, it prints per
 method the median, p90 and max of |predicted / a - 1| over shapes x kernels,
 beside the *floor* |b / a - 1| of the same points, and the ratios error / floor
-(median by median, p90 by p90, as :class:`benchdb.predict.noise.AgainstNoise`),
+(median by median, p90 by p90, as :class:`benchdb.predict.noise.AgainstNoise`);
+then the same against the *test-retest* floor |r / a - 1|, ``r`` the first pass of
+the second collection;
 the drift and the row step, and how far each method's predicted row step (the
 rate at the row step over the rate at the shape, both predicted) lies from the
 measured one: the one check here that host drift does not blur, as both shapes
@@ -78,7 +83,7 @@ ISSUE_SHAPES = (
 LOOPS = {"shallow": tuple(f"shallow.{loop}" for loop in SHALLOW_LOOPS)}
 """The kernels checked by default where a family has more: shallow's ten update loops of
 paper 003 Table I (not the copies, the halo update or the whole step)."""
-DATABASES = ("sweep.sqlite", "heldout.sqlite", "refined.sqlite")
+DATABASES = ("sweep.sqlite", "heldout.sqlite", "refined.sqlite", "retest.sqlite")
 
 
 @dataclass(frozen=True)
@@ -229,6 +234,7 @@ def collect(setup: Setup) -> dict[str, str]:
     else:
         del urls["refined.sqlite"]
     _sweep(urls["heldout.sqlite"], setup.heldout, context)
+    _sweep(urls["retest.sqlite"], setup.heldout, context)
     return urls
 
 
@@ -327,6 +333,7 @@ def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
     """Predict every held-out point from the sweep (and the refined sweep) and print
     the tables."""
     sources = [(SOURCES[name], url, False) for name, url in urls.items() if name in SOURCES]
+    retest: dict[str, np.ndarray] = {}
     if setup.rows_2x:
         sources.append((ROWS_2X, urls["sweep.sqlite"], True))
     columns = [(label, m) for label, _, _ in sources for m in setup.methods]
@@ -339,6 +346,9 @@ def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
     for kernel in setup.kernels:
         first[kernel], b = pass_times(urls["heldout.sqlite"], kernel, setup.shapes)
         floor[kernel] = b / first[kernel] - 1
+        retest[kernel] = (
+            pass_times(urls["retest.sqlite"], kernel, setup.shapes)[0] / first[kernel] - 1
+        )
         step[kernel] = _row_step(setup, urls, kernel)
     for label, url, narrow in sources:
         db = open_database(url, create=False)
@@ -374,8 +384,14 @@ def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
         every = np.concatenate(list(errors[(label, method)].values()))
         print(row(f"prediction, `{method}`{label}", every, all_floor))
     print(row("floor: the same points measured again", all_floor, None))
+    print(row("test-retest: the same points in a second collection", _all(retest), None))
     print(row("drift: the sweep's own squares measured again", _drift(setup, urls), None))
     print(row("row step: the rate with one more element per row", _all(step), None))
+    print()
+    print(head.format("against the test-retest floor").replace("/ floor", "/ test-retest"))
+    for label, method in columns:
+        every = np.concatenate(list(errors[(label, method)].values()))
+        print(row(f"prediction, `{method}`{label}", every, _all(retest)))
     for label, method in columns:
         what = f"row step predicted - measured, `{method}`{label}"
         print(row(what, _all(step_errors[(label, method)]), None))

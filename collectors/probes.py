@@ -84,7 +84,8 @@ class _Counters:
                 tids = os.listdir(TASKS)
             except OSError:
                 tids = []
-            self.tasks = [fd for fd in (_open(TASKS / t / "schedstat") for t in tids) if fd]
+            opened = (_open(TASKS / t / "schedstat") for t in tids)
+            self.tasks = [fd for fd in opened if fd is not None]
 
     def close(self) -> None:
         for fd in [*self.tasks, *([self.stat] if self.stat is not None else [])]:
@@ -131,8 +132,8 @@ class Probe:
 
     Open it once per point, after the point's threads exist (numba's pool starts
     with the collector), then ``times, evidence = probe.measure(run)`` per
-    sample.  A sample's reads cost about a microsecond per thread and a few for
-    the CPU counters (measured in docs/findings/disturbance.md).
+    sample.  A sample's reads cost tens of microseconds, against samples of
+    milliseconds (measured in docs/findings/disturbance.md).
     """
 
     _threads = True

@@ -61,6 +61,9 @@ def test_the_quick_check_runs_end_to_end_and_prints_every_floor(heldout, tmp_pat
     out = capsys.readouterr().out
     for what in ("| prediction, `linear` | 1 |", "| floor:", "| drift:", "| row step:"):
         assert what in out
+    assert "| test-retest: the same points in a second collection | 1 |" in out
+    against = out.split("| against the test-retest floor |")[1]
+    assert "| prediction, `linear` | 1 |" in against
     assert "| row step predicted - measured, `linear` | 1 |" in out
     assert "37x61" in out.split("per shape")[1]
 

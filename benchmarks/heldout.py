@@ -2,23 +2,24 @@
 
 In a scratch directory:
 
-1. the sweep ``benchdb collect --kernels FAMILY`` would run (``--quick``: the quick
-   one) into ``sweep.sqlite``, through :func:`benchdb.collectors.sweep.run_sweep`;
-2. the held-out shapes (default the twelve odd shapes of ``ISSUE_SHAPES``; none of them
-   may be in the sweep) into ``heldout.sqlite``, by the same collector, in two
+1. the held-out shapes (default the twelve odd shapes of ``ISSUE_SHAPES``; none of
+   them may be in the sweep) into ``heldout.sqlite``, by the sweep's collector, in two
    passes *interleaved*: each shape is measured again right after the next
    shape's first measurement (A1 B1 A2 C1 B2 ..., :meth:`SweepPlan.schedule`),
    so that a slow spell of the host falls on a shape and on its repeat alike;
-   with them, the sweep's square nearest each held-out footprint is measured again:
-   how far the sweep's own points moved since (*drift*), which no prediction from the
-   sweep can beat, however dense; and each held-out shape with one more element per
-   row, measured right after it (its *row step*): how far the rate moves with the
-   exact row length, which no lookup meets that did not measure that row length;
+   with them, the sweep's square nearest each held-out footprint, and each held-out
+   shape with one more element per row, measured right after it (its *row step*):
+   how far the rate moves with the exact row length, which no lookup meets that did
+   not measure that row length;
+2. the sweep ``benchdb collect --kernels FAMILY`` would run (``--quick``: the quick
+   one) into ``sweep.sqlite``, through :func:`benchdb.collectors.sweep.run_sweep`;
 3. with ``--refine SECONDS``, ``benchdb refine`` run on a copy of the sweep's database
    (``refined.sqlite``) right after the sweep, within that budget;
-   then the held-out collection once more, a separate collection minutes after the
-   first (``retest.sqlite``, the same plan, drift anchors included): what a user
-   who measures the same shapes again later meets (*test-retest*);
+   then the held-out collection once more (``retest.sqlite``, the same plan), a
+   separate collection the sweep's length after the first: what a user who measures
+   the same shapes again minutes later meets (*test-retest*); its squares measured
+   again show how far the sweep's own points moved since (*drift*), which no
+   prediction from the sweep can beat, however dense;
 4. every held-out shape predicted from the sweep alone (and from the refined
    sweep; with ``--rows-2x-only`` also from the sweep without its rectangles of rows
    more than 2x longer or shorter, the sweep before 2026-11-25) by ``benchdb
@@ -210,11 +211,14 @@ def _row_steps(
 
 
 def collect(setup: Setup) -> dict[str, str]:
-    """Run both sweeps (and refine a copy of the first); the databases' URLs by name."""
+    """The held-out collection, the sweep (and refine on a copy of it), the held-out
+    collection again: the two held-out collections are the sweep's length apart, minutes,
+    as a user measuring again later; the databases' URLs by name."""
     verify_plan(setup.sweep)
     context = detect_context()
     setup.work.mkdir(parents=True, exist_ok=True)
     urls = {name: f"sqlite:///{setup.work / name}" for name in DATABASES}
+    _sweep(urls["heldout.sqlite"], setup.heldout, context)
     _sweep(urls["sweep.sqlite"], setup.sweep, context)
     if setup.refine_s > 0:
         shutil.copyfile(setup.work / "sweep.sqlite", setup.work / "refined.sqlite")
@@ -233,7 +237,6 @@ def collect(setup: Setup) -> dict[str, str]:
         )
     else:
         del urls["refined.sqlite"]
-    _sweep(urls["heldout.sqlite"], setup.heldout, context)
     _sweep(urls["retest.sqlite"], setup.heldout, context)
     return urls
 
@@ -288,7 +291,7 @@ def _drift(setup: Setup, urls: dict[str, str]) -> np.ndarray:
     prediction resting on the sweep meets even at a measured size."""
     out = []
     for kernel in setup.kernels:
-        now, _ = pass_times(urls["heldout.sqlite"], kernel, setup.anchors)
+        now, _ = pass_times(urls["retest.sqlite"], kernel, setup.anchors)
         out.append(measured(urls["sweep.sqlite"], kernel, setup.anchors) / now - 1)
     return np.concatenate(out)
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from benchdb.app.context import FULLSTEP
 from benchdb.db.models import Measurement
 from benchdb.evidence import Evidence, from_columns, set_aside_count, to_columns
+from benchdb.predict.noise import pass_sizes
 from benchdb.query import shape_key
 from benchdb.stats import summarize
 
@@ -46,11 +47,8 @@ CONTEXT_PROGRAM = "program"  # a user's program, timed by its own timers inside 
 NOISY = "noisy"
 DISTURBED = "disturbed"
 NONPOSITIVE = "nonpositive_time"
-STATISTICS_FLAGS = (
-    NOISY,
-    DISTURBED,
-    NONPOSITIVE,
-)  # recomputed with every pass; the rest are reasons
+# recomputed with every pass; the rest are reasons
+STATISTICS_FLAGS = (NOISY, DISTURBED, NONPOSITIVE)
 CHECKSUM_RTOL = 1e-12  # a point's passes run the same code on the same data
 
 
@@ -82,13 +80,9 @@ class _Taken:
 
 
 def _kept_passes(row: Measurement) -> list[int]:
-    """The pass of each of ``row.samples``: from ``pass_counts``, else (rows from before
-    it) equal shares, else all the first."""
-    n, passes = len(row.samples or []), max(1, row.passes or 1)
-    counts = list(row.pass_counts or [])
-    if sum(counts) != n:
-        counts = [n // passes] * passes if n % passes == 0 else [n]
-    return [i for i, c in enumerate(counts) for _ in range(c)]
+    """The pass of each of ``row.samples`` (:func:`~benchdb.predict.noise.pass_sizes`)."""
+    sizes = pass_sizes(len(row.samples or []), row.passes or 1, row.pass_counts)
+    return [i for i, c in enumerate(sizes) for _ in range(c)]
 
 
 def _taken(row: Measurement) -> list[_Taken]:

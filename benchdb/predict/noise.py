@@ -46,19 +46,25 @@ class RepeatNoise:
     repeats: int
 
 
+def pass_sizes(n: int, passes: int, counts: Sequence[int] | None) -> list[int]:
+    """How many of a row's ``n`` samples each of its passes holds, in order: its
+    ``pass_counts`` (each pass keeps its clean samples); rows from before that hold
+    equal shares; one group where the split is unknown."""
+    sizes = [int(c) for c in counts or []]
+    if sizes and sum(sizes) == n:
+        return sizes
+    if passes > 1 and n >= passes and n % passes == 0:
+        return [n // passes] * passes
+    return [n]
+
+
 def pass_medians(row: Mapping[str, Any]) -> list[float]:
-    """The median of each pass's samples of a measurement row, in order.  Each pass keeps
-    its clean samples (``pass_counts`` says how many); rows from before that hold equal
-    shares; one median of all where the split is unknown."""
+    """The median of each pass's samples of a measurement row, in order
+    (:func:`pass_sizes`)."""
     samples = np.asarray(row["samples"] or [], dtype=float)
-    counts = [int(c) for c in row.get("pass_counts") or []]
-    if len(counts) > 1 and sum(counts) == len(samples):  # passes kept unequal clean shares
-        bounds = np.cumsum([0, *counts])
-        return [float(np.median(samples[a:b])) for a, b in itertools.pairwise(bounds) if b > a]
-    passes = int(row.get("passes") or 1)
-    if passes < 2 or len(samples) < passes or len(samples) % passes:
-        return [float(np.median(samples))] if len(samples) else []
-    return np.median(samples.reshape(passes, -1), axis=1).tolist()
+    sizes = pass_sizes(len(samples), int(row.get("passes") or 1), row.get("pass_counts"))
+    bounds = np.cumsum([0, *sizes])
+    return [float(np.median(samples[a:b])) for a, b in itertools.pairwise(bounds) if b > a]
 
 
 def repeat_noise(rows: Sequence[Mapping[str, Any]]) -> RepeatNoise | None:

@@ -18,7 +18,8 @@ import os
 import platform
 import re
 import subprocess
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,15 @@ class MachineInfo:
     def last_level_cache(self) -> CacheLevel | None:
         data = self.data_caches()
         return data[-1] if data else None
+
+    def with_caches(self, sizes: Sequence[int]) -> MachineInfo:
+        """This machine described with other data caches (``sizes``, smallest level first):
+        what a sweep would plan on a machine one cannot run on (``collect --dry-run``)."""
+        caches = tuple(
+            CacheLevel(i + 1, "Data" if i == 0 else "Unified", size, 64, 0, ())
+            for i, size in enumerate(sizes)
+        )
+        return replace(self, caches=caches, source="described")
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -223,6 +223,12 @@ def mark_stale_runs(db: Database) -> int:
         return len(stale)
 
 
+def run_exists(db: Database, run_id: int) -> bool:
+    """Whether the database holds run ``run_id``; writes nothing."""
+    with db.reading() as s:
+        return s.get(Run, run_id) is not None
+
+
 def stored_runs(
     db: Database,
     *,

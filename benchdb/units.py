@@ -37,6 +37,17 @@ def fmt_seconds(t: float | None) -> str:
     return f"{t / 1e-9:.3g} ns"
 
 
+def fmt_duration(t: float) -> str:
+    """A wall-clock span as people say it: ``42 s``, ``5 min 22 s``, ``1 h 5 min``."""
+    if t < 100:
+        return fmt_seconds(t)
+    minutes, secs = divmod(round(t), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs} s" if secs else f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+
+
 def fmt_change(ratio: float | None) -> str:
     """A ratio of times as a change: ``+12.3%`` within a factor of two, else ``×63`` or
     ``×1/4``, which read better than ``+6200%`` or ``-75%``."""

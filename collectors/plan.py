@@ -29,6 +29,7 @@ from . import sizes
 DEFAULT_SAMPLE_TIME = 0.020  # seconds: long against the ~15 ns clock read (docs/design.md)
 QUICK_SAMPLE_TIME = 0.005
 MIN_SAMPLES = 5  # docs/design.md "Measurement method": at least five samples, all stored
+MAX_SAMPLES = 1000  # 20 s a point and pass at the default sample time
 # Passes over the whole sweep.  On a shared machine the last-level cache and the
 # memory bus are shared with other tenants, whose load comes and goes over
 # seconds to minutes: every sample of one point may fall in one busy spell.
@@ -39,6 +40,11 @@ MIN_SAMPLES = 5  # docs/design.md "Measurement method": at least five samples, a
 DEFAULT_PASSES = 3
 QUICK_PASSES = 1
 MAX_PASSES = 10
+# The automatic sweeps stop starting points after this long (``collect --time-budget``
+# overrides it): the coarse points of every level run first, so a sweep stopped here
+# has a usable curve, and the same command continues it.
+DEFAULT_TIME_BUDGET = 300.0
+AUTOMATIC_MODES = ("default", "quick")
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,7 @@ class Point:
     precision: str
     threads: int
     footprint_bytes: int
+    round: sizes.Round = field(default=sizes.Round.COARSE, compare=False)  # not stored
 
     @property
     def key(self) -> tuple[str, str, int, str]:
@@ -116,6 +123,13 @@ class SweepPlan:
             order = self.points if p % 2 == 0 else self.points[::-1]
             todo.extend((p, pt) for pt in order if stored.get(pt.key, 0) <= p)
         return todo
+
+    def time_budget(self, given: float | None) -> float | None:
+        """``given``, else :data:`DEFAULT_TIME_BUDGET` for an automatic sweep (none for
+        explicit sizes: those are the user's to bound)."""
+        if given is not None:
+            return given
+        return DEFAULT_TIME_BUDGET if self.mode in AUTOMATIC_MODES else None
 
     def sources(self) -> list[Mapping[str, Any]]:
         """The user code the plan's points run (how to load it, and its code's hash)."""
@@ -274,15 +288,21 @@ def build_plan(
         raise UserError("give either --sizes or --footprints, not both")
     if samples < MIN_SAMPLES:
         raise UserError(f"--samples {samples} is too few; at least {MIN_SAMPLES} are taken")
+    if samples > MAX_SAMPLES:
+        raise UserError(
+            f"--samples {samples} is too many (each point would take hours); at most "
+            f"{MAX_SAMPLES}, or more --passes"
+        )
     if passes is not None and not 1 <= passes <= MAX_PASSES:
         raise UserError(f"--passes {passes} must be between 1 and {MAX_PASSES}, e.g. 3")
     if sample_time is not None and not 0 < sample_time <= 60:
         raise UserError(f"--sample-time {sample_time} must be in (0, 60] seconds, e.g. 0.02")
     benches = select_benchmarks(kernels, catalog)
     check_support(benches, threads, precisions)
-    aspect_every = 0  # calibration rectangles only in the automatic sweeps
     if footprints_spec:
-        targets = [sizes.parse_footprint(t) for t in sizes.parse_list(footprints_spec)]
+        targets = [
+            sizes.Target(sizes.parse_footprint(t)) for t in sizes.parse_list(footprints_spec)
+        ]
         if not targets:
             raise UserError("--footprints is empty; write e.g. --footprints 1MiB,64MiB")
         mode = "custom"
@@ -294,20 +314,31 @@ def build_plan(
     else:
         density = sizes.QUICK_DENSITY if quick else sizes.DEFAULT_DENSITY
         targets = sizes.footprint_targets(machine, density, machine.memory_bytes)
-        aspect_every = density.aspect_every
         mode = "quick" if quick else "default"
     points: list[Point] = []
     for bench in benches:
         for precision in precisions:
             if sizes_spec:
-                shapes = sizes.explicit_shapes(bench, specs)
+                planned = [
+                    sizes.PlannedShape(s, sizes.Round.COARSE)
+                    for s in sizes.explicit_shapes(bench, specs)
+                ]
             else:
-                shapes = sizes.shapes_for_footprints(bench, targets, precision, aspect_every)
+                planned = sizes.shapes_for_footprints(bench, targets, precision)
             for t in threads:
                 points.extend(
-                    Point(bench.name, s, precision, t, bench.footprint_bytes(s, precision))
-                    for s in shapes
+                    Point(
+                        bench.name,
+                        p.shape,
+                        precision,
+                        t,
+                        bench.footprint_bytes(p.shape, precision),
+                        p.round,
+                    )
+                    for p in planned
                 )
+    # round by round (a stable sort keeps benchmarks, precisions, threads and footprints in order)
+    points.sort(key=lambda point: point.round)
     check_memory(points)
     default_time = QUICK_SAMPLE_TIME if quick else DEFAULT_SAMPLE_TIME
     default_passes = QUICK_PASSES if quick else DEFAULT_PASSES

@@ -4,34 +4,40 @@ Paper 003 (Osprey et al., HPCS 2014, section V) benchmarked 23 square sizes
 from 1x1 to 600x600 and looked performance up by memory footprint (eq. 8-9):
 what matters is where the footprint sits relative to each cache capacity.
 So sizes are chosen as *footprints* first -- geometric spacing from
-L1-resident to beyond the last-level cache, plus points around every cache
-capacity (Kerncraft measures at 0.66x each cache and 15x the last level) --
-and each footprint is turned into a shape of each benchmark by inverting the
+L1-resident to the last-level cache, plus points around every cache capacity
+(Kerncraft measures at 0.66x each cache), then a few on the memory plateau
+beyond it, where the rate no longer changes (docs/design.md, "The sweep's
+plan") -- and each footprint is turned into a shape of each benchmark by inverting the
 benchmark's own footprint function numerically (for shallow,
 (M+1)(N+1) x 13 arrays x 8 bytes), never by a hard-coded formula.
 
-Cache sizes come from :func:`benchdb.machine.detect_machine` (sysfs), never
-from constants.
+Cache sizes come from :func:`benchdb.machine.detect_machine` (sysfs) or are
+described (``collect --caches``), never from constants.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import IntEnum
 
 import numpy as np
 
 from benchdb.errors import UserError
-from benchdb.machine import MachineInfo, parse_size
+from benchdb.machine import CacheLevel, MachineInfo, parse_size
 from benchdb.query import parse_shape
 
 from ..kernels.api import Benchmark, Shape
 
 # Where the sweep starts and ends, relative to the caches.
 START_FRACTION_OF_L1 = 1 / 8
-KERNCRAFT_DEEP_MULTIPLE = 15  # Kerncraft's "well in memory" point
+# The largest automatic footprint, whatever the caches: beyond a few times the
+# last-level cache the rate is flat (the DRAM plateau), and a 1 GiB cache must not
+# make the sweep allocate tens of GiB and spend seconds on every sample.
+MAX_AUTO_FOOTPRINT = 4 * 2**30
 # The tridiagonal batch grows in columns at a fixed depth: ocean columns have
 # O(100) levels (paper 004 section 10.1); a 3000-level column is not a workload.
 FIXED_EXTENTS: dict[str, dict[int, int]] = {"tridiag": {1: 100}}
@@ -52,38 +58,69 @@ ROUNDING_TOL = 0.1
 
 @dataclass(frozen=True)
 class SweepDensity:
-    """How densely the footprint axis is sampled.
+    """How densely the footprint axis is sampled (docs/design.md, "The sweep's plan").
 
-    ``per_octave`` geometric points per doubling of footprint, up to
-    ``end_multiple`` x the last-level cache; ``cache_factors`` extra points at
-    these multiples of every data cache's capacity; ``deep_multiple`` an extra
-    point at this multiple of the last level (or None).  ``aspect_every``: at
-    every k-th footprint (0: none) a multi-dimensional benchmark is also
-    measured in rectangles of the same footprint, with rows each of
-    :data:`ASPECT_FACTORS` times longer and shorter than the square's, from
-    which the predictor learns how row length changes the rate.
+    ``per_octave`` geometric points per doubling of footprint up to the last-level
+    cache, ``dram_per_octave`` beyond it, up to ``end_multiple`` x the last level
+    (at most :data:`MAX_AUTO_FOOTPRINT`); ``cache_factors`` extra points at these
+    multiples of every data cache's capacity.  Calibration rectangles (rows each of
+    :data:`ASPECT_FACTORS` times longer and shorter than the square's, from which
+    the predictor learns how row length changes the rate) go with every
+    ``aspect_every``-th square within the private caches and every
+    ``aspect_every_shared``-th in the last level (0: none); none beyond it, where
+    the row length moved the rate less than measuring again did
+    (docs/findings/sweep-plan.md).  Every ``coarse_every``-th square, each capacity
+    and the largest form the coarse round, measured first.
     """
 
     per_octave: float
     end_multiple: float
     cache_factors: tuple[float, ...]
-    deep_multiple: float | None
+    dram_per_octave: float = 1.0
     aspect_every: int = 0
+    aspect_every_shared: int = 0
+    coarse_every: int = 4
 
 
-# The full sweep: two points per doubling to 8x the LLC, Kerncraft's 0.66x and
-# 15x points, and the capacities themselves and 1.5x them.
+# The full sweep: two points per doubling through the caches, one beyond, to 3x the
+# LLC; Kerncraft's 0.66x points, the capacities themselves and 1.5x them.
 DEFAULT_DENSITY = SweepDensity(
     per_octave=2.0,
-    end_multiple=8,
+    end_multiple=3,
     cache_factors=(0.66, 1.0, 1.5),
-    deep_multiple=KERNCRAFT_DEEP_MULTIPLE,
     aspect_every=2,
+    aspect_every_shared=4,
 )
 # A first look: one point per factor of 8, half of each cache, DRAM at 4x the LLC.
 QUICK_DENSITY = SweepDensity(
-    per_octave=1 / 3, end_multiple=4, cache_factors=(0.5,), deep_multiple=None
+    per_octave=1 / 3, end_multiple=4, cache_factors=(0.5,), dram_per_octave=1 / 3
 )
+
+
+class Round(IntEnum):
+    """When a planned shape is measured: the coarse squares over every level first, so
+    that a sweep stopped by its time budget has a usable curve, then the squares between
+    them, then the calibration rectangles."""
+
+    COARSE = 0
+    DENSE = 1
+    RECTANGLES = 2
+
+
+@dataclass(frozen=True)
+class Target:
+    """One footprint of a sweep (bytes), its round, and whether its square gets rectangles."""
+
+    footprint: int
+    round: Round = Round.COARSE
+    rectangles: bool = False
+
+
+@dataclass(frozen=True)
+class PlannedShape:
+    shape: Shape
+    round: Round
+
 
 _FOOTPRINT_RE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*", re.IGNORECASE)
 
@@ -99,41 +136,89 @@ def parse_footprint(text: str) -> int:
     return value
 
 
+def parse_caches(text: str) -> list[int]:
+    """'48KiB,2MiB,1GiB' -> data cache sizes in bytes, smallest level first; UserError
+    unless one to four sizes, each larger than the one before."""
+    try:
+        found = [parse_footprint(part) for part in parse_list(text)]
+    except UserError as exc:
+        raise UserError(f"--caches: {exc}") from None
+    if not 1 <= len(found) <= 4 or any(b <= a for a, b in itertools.pairwise(found)):
+        raise UserError(
+            f"--caches {text!r}: give one to four data cache sizes, smallest level first, "
+            "each larger than the last, e.g. --caches 48KiB,2MiB,1GiB"
+        )
+    return found
+
+
 def parse_list(text: str) -> list[str]:
     """'a, b,,c' -> ['a', 'b', 'c']."""
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def footprint_targets(machine: MachineInfo, density: SweepDensity, memory_limit: int) -> list[int]:
-    """Footprints (bytes) to measure on ``machine``, ascending.
+def _geometric(lo: float, hi: float, per_octave: float) -> np.ndarray:
+    """From ``lo`` to exactly ``hi``, steps of at most ``2 ** (1 / per_octave)``."""
+    if hi <= lo:
+        return np.array([hi])
+    ratio = 2.0 ** (1.0 / per_octave)
+    return np.geomspace(lo, hi, math.ceil(math.log(hi / lo, ratio)) + 1)
 
-    Geometric from 1/8 of L1 to exactly ``density.end_multiple`` x the
-    last-level cache (steps of at most ``2 ** (1 / per_octave)``), plus
-    ``density.cache_factors`` x each data cache and the deep point, capped at
-    ``AUTO_MEMORY_SHARE`` of ``memory_limit``.  Targets closer than a quarter
+
+def footprint_targets(
+    machine: MachineInfo, density: SweepDensity, memory_limit: int
+) -> list[Target]:
+    """The footprints to measure on ``machine``, ascending, each with its round and
+    whether its square gets rectangles.
+
+    Geometric from 1/8 of L1 to the last-level cache at ``density.per_octave``, then
+    at ``density.dram_per_octave`` to ``density.end_multiple`` x it, plus
+    ``density.cache_factors`` x each data cache, capped at :data:`MAX_AUTO_FOOTPRINT`
+    and at ``AUTO_MEMORY_SHARE`` of ``memory_limit``.  Targets closer than a quarter
     of the geometric step are merged (the cache points win).
     """
     caches = machine.data_caches()
     if not caches:
         raise UserError(
             "cannot read this machine's cache sizes (no sysfs cache folder, no lscpu); "
-            "give sizes explicitly with --sizes 100x100,... or --footprints 1MiB,64MiB"
+            "give sizes explicitly with --sizes 100x100,... or --footprints 1MiB,64MiB, "
+            "or describe them with --caches 48KiB,2MiB,32MiB"
         )
-    lo = caches[0].size_bytes * START_FRACTION_OF_L1
     llc = caches[-1].size_bytes
-    hi = llc * density.end_multiple
-    ratio = 2.0 ** (1.0 / density.per_octave)
-    geometric = np.geomspace(lo, hi, math.ceil(math.log(hi / lo, ratio)) + 1)
-    special = [c.size_bytes * f for c in caches for f in density.cache_factors]
-    if density.deep_multiple:
-        special.append(llc * density.deep_multiple)
-    cap = memory_limit * AUTO_MEMORY_SHARE
-    merge = math.log(ratio) / 4
-    chosen = sorted(special)
-    for g in geometric:
+    cap = min(memory_limit * AUTO_MEMORY_SHARE, MAX_AUTO_FOOTPRINT)
+    cached = _geometric(caches[0].size_bytes * START_FRACTION_OF_L1, llc, density.per_octave)
+    beyond = _geometric(llc, llc * density.end_multiple, density.dram_per_octave)[1:]
+    capacities = {c.size_bytes for c in caches}
+    special = sorted(c.size_bytes * f for c in caches for f in density.cache_factors)
+    chosen = list(special)
+    for g, spacing in [
+        *((g, density.per_octave) for g in cached),
+        *((g, density.dram_per_octave) for g in beyond),
+    ]:
+        merge = math.log(2.0) / spacing / 4
         if all(abs(math.log(g / s)) > merge for s in chosen):
             chosen.append(g)
-    return sorted(int(t) for t in chosen if t <= cap)
+    footprints = sorted(int(t) for t in chosen if t <= cap)
+    return _rounds(footprints, caches, capacities, density)
+
+
+def _rounds(
+    footprints: list[int], caches: Sequence[CacheLevel], capacities: set[int], density: SweepDensity
+) -> list[Target]:
+    """Each footprint's round and rectangles (see :class:`SweepDensity`)."""
+    llc = caches[-1].size_bytes
+    private = caches[-2].size_bytes * max(density.cache_factors) if len(caches) > 1 else 0
+    out: list[Target] = []
+    counts = {"private": 0, "shared": 0}
+    for i, t in enumerate(footprints):
+        coarse = i % density.coarse_every == 0 or t in capacities or i == len(footprints) - 1
+        if t <= private:
+            region, every = "private", density.aspect_every
+        else:
+            region, every = "shared", density.aspect_every_shared
+        rects = bool(every) and t <= llc and counts[region] % every == every - 1
+        counts[region] += 1
+        out.append(Target(t, Round.COARSE if coarse else Round.DENSE, rects))
+    return out
 
 
 def _scaled_shape(bench: Benchmark, n: int) -> Shape:
@@ -213,21 +298,23 @@ def aspect_shapes(bench: Benchmark, square: Shape) -> list[Shape]:
 
 
 def shapes_for_footprints(
-    bench: Benchmark, targets: Iterable[int], precision: str, aspect_every: int = 0
-) -> list[Shape]:
-    """Distinct shapes for ``targets``, in ascending footprint order, with the
-    calibration rectangles at every ``aspect_every``-th square (0: none)."""
-    shapes: list[Shape] = []
-    squares = 0
-    for t in sorted(targets):
-        shape = shape_for_footprint(bench, t, precision)
-        if shape in shapes:
+    bench: Benchmark, targets: Iterable[Target], precision: str
+) -> list[PlannedShape]:
+    """Distinct shapes for ``targets`` in ascending footprint order, each with its round;
+    a target's calibration rectangles (:func:`aspect_shapes`) in the rectangles' round."""
+    planned: list[PlannedShape] = []
+    seen: set[Shape] = set()
+    for t in sorted(targets, key=lambda t: t.footprint):
+        shape = shape_for_footprint(bench, t.footprint, precision)
+        if shape in seen:
             continue
-        shapes.append(shape)
-        if aspect_every and squares % aspect_every == aspect_every - 1:
-            shapes.extend(s for s in aspect_shapes(bench, shape) if s not in shapes)
-        squares += 1
-    return shapes
+        seen.add(shape)
+        planned.append(PlannedShape(shape, t.round))
+        if t.rectangles:
+            rects = [s for s in aspect_shapes(bench, shape) if s not in seen]
+            seen.update(rects)
+            planned.extend(PlannedShape(s, Round.RECTANGLES) for s in rects)
+    return planned
 
 
 def explicit_shapes(bench: Benchmark, specs: Sequence[str]) -> list[Shape]:

@@ -15,7 +15,10 @@
   milliseconds) would otherwise give far too few repetitions, and every
   sample of the point would carry the per-call overhead that the
   repetitions are there to amortise -- a systematic error no median
-  removes (measured: docs/findings/regression-detection.md).
+  removes (measured: docs/findings/regression-detection.md).  A single
+  undisturbed repetition :data:`LONG_REPETITION` times the target is not
+  checked: only a check four times faster could ask for a second repetition,
+  and on the largest points each check costs a whole repetition.
 * At least five samples are taken; every one is kept, in seconds *per
   repetition*, per kernel (the shallow benchmark reports each of its loops).
 * Each sample and each calibration trial carries what the operating system saw
@@ -38,6 +41,7 @@ from .probes import ChildProbe, Probe
 CALIBRATION_FRACTION = 0.25  # stop calibrating once a trial lasts this share of the target
 MAX_GROWTH = 100  # a calibration trial is at most this many times the previous one
 CALIBRATION_CHECKS = 3  # the final calibration trial is timed this often; the fastest counts
+LONG_REPETITION = 4  # one undisturbed repetition this many times the target is a sample: no check
 RETAKES_PER_SAMPLE = 2  # a pass takes at most samples * (1 + this) samples to get its clean ones
 
 
@@ -103,6 +107,8 @@ def calibrate(prepared: Prepared, sample_time: float, probe: Probe | None = None
     while True:
         trial = _elapsed(prepared, repetitions, probe)
         wall = trial[0]
+        if repetitions == 1 and not trial[1] and wall >= sample_time * LONG_REPETITION:
+            return 1
         if wall >= sample_time * CALIBRATION_FRACTION:
             wall = _checked(prepared, repetitions, trial, probe)
             if wall >= sample_time * CALIBRATION_FRACTION:  # else that trial was disturbed

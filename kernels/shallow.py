@@ -190,7 +190,6 @@ PHASE = variants(_phase)
 _PHASE_SERIAL, _PHASE_PARALLEL = PHASE.serial, PHASE.parallel
 
 
-@serial
 def run_steps(parallel, s, c, steps, first, stop, per_phase, ticks):
     """``steps`` repetitions of phases ``first .. stop-1``; elapsed ticks of them all.
 
@@ -199,26 +198,30 @@ def run_steps(parallel, s, c, steps, first, stop, per_phase, ticks):
     With ``per_phase`` the clock is also read after every phase and each
     phase's ticks are added to ``ticks[phase]``; without it the step has no
     clock inside.  One driver for both keeps the machine code of the steps
-    the same.  ``parallel`` picks the ``prange`` compilation of the phases.
+    the same.  ``parallel`` picks the ``prange`` compilation of the phases; the
+    driver is compiled for the one it is given only (a serial sweep never waits
+    for the parallel compilation, the longer of the two).
     """
+    phase = _PHASE_PARALLEL if parallel else _PHASE_SERIAL
+    return drive(phase, s, c, steps, first, stop, per_phase, ticks)
+
+
+@serial
+def drive(phase, s, c, steps, first, stop, per_phase, ticks):
+    """:func:`run_steps` compiled, for compiled callers: ``phase`` is the compiled
+    phase function to run (``PHASE.serial`` or ``PHASE.parallel``)."""
     start = tick()
     for _ in range(steps):
         if per_phase:
             t0 = tick()
             for k in range(first, stop):
-                if parallel:
-                    _PHASE_PARALLEL(k, s, c)
-                else:
-                    _PHASE_SERIAL(k, s, c)
+                phase(k, s, c)
                 t1 = tick()
                 ticks[k] += t1 - t0
                 t0 = t1
         else:
             for k in range(first, stop):
-                if parallel:
-                    _PHASE_PARALLEL(k, s, c)
-                else:
-                    _PHASE_SERIAL(k, s, c)
+                phase(k, s, c)
     return tick() - start
 
 

@@ -7,7 +7,8 @@ a progress bar, print a per-kernel summary at the end.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -20,6 +21,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from ..collectors.estimate import estimate, measure_rates
 from ..errors import UserError
 from ..evidence import set_aside_count
 from ..machine import detect_machine
@@ -27,15 +29,24 @@ from ..query import measurements_frame, shape_key
 from ..units import fmt_bytes, fmt_seconds
 from .common import DbOption, JsonOption, err_console, open_db, print_json, print_table
 from .measurements_cmd import rate_text
+from .plan_view import estimate_line, show_plan
 
 if TYPE_CHECKING:
+    from ..collectors.sweep import SweepResult
     from ..db.engine import Database
 
 
 class ProgressObserver:
-    """A rich progress bar on stderr: current kernel, size, points done, ETA."""
+    """A rich progress bar on stderr: current kernel, size, points done, ETA.
 
-    def __init__(self) -> None:
+    It is redrawn between points only, never by a thread of its own: a thread that
+    wakes during a sample competes for the measuring thread's CPU, and its wait for a
+    CPU is read as that sample's disturbance (:mod:`benchdb.collectors.probes`).
+    ``announce`` gives a line to print once the work is known (the estimate).
+    """
+
+    def __init__(self, announce: Callable[[Sequence[Any]], str] | None = None) -> None:
+        self.announce = announce
         self.progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -45,6 +56,7 @@ class ProgressObserver:
             TimeRemainingColumn(),
             console=err_console,
             transient=False,
+            auto_refresh=False,
         )
         self.task: Any = None
 
@@ -55,6 +67,8 @@ class ProgressObserver:
             else (f"run {run_id}")
         )
         err_console.print(f"collecting {len(todo)} point-passes, {verb}")
+        if todo and self.announce is not None:
+            err_console.print(self.announce(todo), highlight=False, soft_wrap=True)
         self.progress.start()
         self.task = self.progress.add_task("starting", total=len(todo))
 
@@ -63,10 +77,12 @@ class ProgressObserver:
             self.task,
             description=f"pass {pass_index + 1}: {point.benchmark} {shape_key(point.shape)} "
             f"({fmt_bytes(point.footprint_bytes)}, {point.threads}t, {point.precision})",
+            refresh=True,
         )
 
     def point_finished(self, point: Any) -> None:
         self.progress.advance(self.task)
+        self.progress.refresh()
 
     def stop(self) -> None:
         self.progress.stop()
@@ -90,6 +106,8 @@ def summary_rows(db: Database, run_id: int) -> list[dict[str, Any]]:
                 "precision": precision,
                 "threads": int(threads),
                 "points": len(g),
+                "valid": int(g["valid"].sum()),
+                "invalid_because": next(iter(g.loc[~g["valid"], "flags"]), []),
                 "footprint_min": int(g["footprint_bytes"].iloc[0]),
                 "footprint_max": int(g["footprint_bytes"].iloc[-1]),
                 "peak": rate_text(best.to_dict()),
@@ -118,9 +136,19 @@ SUMMARY_COLUMNS = [
 ]
 
 
-def _disturbed_line(rows: list[dict[str, Any]]) -> str | None:
+def retaken_samples(db: Database, run_id: int) -> int:
+    """Samples set aside in the run, each once: the kernels a benchmark times in one sample
+    (shallow's loops and step) share it, and with it the same evidence."""
+    frame = measurements_frame(db, run_ids=[run_id])
+    seen = {
+        (row.shape_key, row.threads, row.precision, tuple(row.set_aside.get("wall_s", ())))
+        for row in frame.itertuples()
+    }
+    return sum(len(key[3]) for key in seen)
+
+
+def _disturbed_line(rows: list[dict[str, Any]], retaken: int) -> str | None:
     """One line on the samples retaken and the points left disturbed, or None if none were."""
-    retaken = sum(r["retaken"] for r in rows)
     if not retaken:
         return None
     left = [f"{r['kernel']} {shape}" for r in rows for shape in r["disturbed"]]
@@ -196,8 +224,26 @@ def collect(
         float | None,
         typer.Option(
             min=0,
-            help="Start no new point after this many seconds; the run is left interrupted "
-            "and the same command continues it.",
+            help="Start no new point this many seconds after the command started (the "
+            "kernels' checks count); the run is left interrupted and the same command "
+            "continues it. Default: 300 for the automatic sweeps, none with --sizes or "
+            "--footprints.",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Print the plan (every shape, the largest footprint, the estimated time) "
+            "and stop: nothing is compiled, measured or stored.",
+        ),
+    ] = False,
+    caches: Annotated[
+        str | None,
+        typer.Option(
+            help="Plan for these data caches instead of this machine's, smallest level "
+            "first, e.g. 48KiB,2MiB,1GiB: with --dry-run, check a plan for a machine "
+            "you cannot run on.",
         ),
     ] = None,
     sample_time: Annotated[
@@ -226,8 +272,14 @@ def collect(
 ) -> None:
     """Benchmark the kernels across problem sizes chosen from this machine's caches.
 
-    Sizes run from L1-resident to 8x the last-level cache (--quick: 4x), denser around each
-    cache capacity (paper 003: performance is looked up by memory footprint).
+    Sizes run from L1-resident through every cache level, denser around each cache
+    capacity (paper 003: performance is looked up by memory footprint), to a few points
+    on the memory plateau, up to 3x the last-level cache (--quick: 4x), at most 4 GiB.
+    Coarse points over every level run first, then the points between them, then the
+    rectangles that calibrate the row-length correction. Before it starts, collect
+    prints the estimated time; the automatic sweeps stop starting points after 300 s
+    (--time-budget), and the same command continues. --dry-run prints the plan and
+    the estimate and stores nothing; with --caches it plans for another machine.
     Every point is committed as it completes; after Ctrl-C, SIGTERM or a
     crash, the same command continues the unfinished run. A finished run is
     never reused: collecting again makes a new run, for regression tracking.
@@ -254,6 +306,8 @@ def collect(
 
       benchdb collect --quick
 
+      benchdb collect --dry-run --caches 48KiB,2MiB,1GiB
+
       benchdb collect --kernels shallow,stream --threads 1,2
 
       benchdb collect --kernels stream.triad --footprints 16KiB,1MiB,256MiB --json
@@ -266,17 +320,25 @@ def collect(
     from ..collectors import resume as resuming
     from ..collectors.sweep import SweepObserver, detect_context, run_sweep, verify_plan
 
+    started = time.monotonic()  # the budget counts the checks and compilation too
     machine = detect_machine()
+    if caches is not None:
+        machine = machine.with_caches(planning.sizes.parse_caches(caches))
+    if tag and not all(t.strip() for t in tag):
+        raise UserError("--tag is empty; give each a label, e.g. --tag nightly")
+    if dry_run and resume is not None:
+        raise UserError("--dry-run shows a new sweep's plan; leave out --resume")
     thread_counts = planning.parse_threads(threads, planning.thread_limit())
     precisions = planning.parse_precisions(precision)
     if resume is not None:
         if (
             kernels or sizes or footprints or quick or sample_time or passes or threads != "1"
-            or program or plugin
+            or program or plugin or caches
         ):  # fmt: skip
             raise UserError(
                 "--resume continues the run's own sweep; leave out --kernels, --program, "
-                "--plugin, --sizes, --footprints, --quick, --threads, --sample-time and --passes"
+                "--plugin, --sizes, --footprints, --quick, --threads, --sample-time, "
+                "--passes and --caches"
             )
         database = open_db(db, create=True)
         ctx = detect_context()
@@ -301,10 +363,21 @@ def collect(
             passes=passes,
             catalog=catalog,
         )
+        if dry_run:
+            rates = measure_rates(machine)
+            show_plan(sweep, machine, rates, sweep.time_budget(time_budget), as_json)
+            return
         checked = verify_plan(sweep)
         database = open_db(db, create=True)
         ctx = detect_context()
-    observer = SweepObserver() if quiet or as_json else ProgressObserver()
+    budget = sweep.time_budget(time_budget)
+    if quiet or as_json:
+        observer: SweepObserver | ProgressObserver = SweepObserver()
+    else:
+        rates = measure_rates(ctx.machine)
+        observer = ProgressObserver(
+            lambda todo: estimate_line(sweep, todo, estimate(sweep, todo, rates), budget)
+        )
     if not (quiet or as_json):
         err_console.print(
             "checked before the sweep (against the reference, or by one run): "
@@ -316,34 +389,53 @@ def collect(
             database,
             sweep,
             resume_run=resume,
-            time_budget=time_budget,
+            time_budget=None if budget is None else max(0.0, budget - (time.monotonic() - started)),
             tags=tag or [],
             observer=observer,
             context=ctx,
             verified=True,
         )
-    finally:
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the run is stored as interrupted
         if isinstance(observer, ProgressObserver):
             observer.stop()
-    report = {**result.__dict__, "database": database.display_url}
-    if as_json:
-        print_json(
-            {
-                "run": report,
-                "checked": [c.__dict__ for c in checked],
-                "kernels": summary_rows(database, result.run_id),
-            }
+        err_console.print(
+            "every finished point is stored; run the same command to continue"
+            + (f" (or --resume {resume})" if resume is not None else ""),
+            highlight=False,
         )
-        return
-    if quiet:
-        return
+        raise
+    if isinstance(observer, ProgressObserver):
+        observer.stop()
+    report = {**result.__dict__, "database": database.display_url}
     rows = summary_rows(database, result.run_id)
+    if as_json:
+        print_json({"run": report, "checked": [c.__dict__ for c in checked], "kernels": rows})
+    elif not quiet:
+        _print_summary(database, result, rows)
+    failed = _nothing_valid_line(result.run_id, rows)
+    if failed is not None:
+        err_console.print(failed, highlight=False, soft_wrap=True)
+        raise typer.Exit(1)
+
+
+def _nothing_valid_line(run_id: int, rows: list[dict[str, Any]]) -> str | None:
+    """The line a collection that stored points, none of them valid, ends with."""
+    if not rows or any(r["valid"] for r in rows):
+        return None
+    why = "; ".join(dict.fromkeys(", ".join(r["invalid_because"]) for r in rows))
+    return (
+        f"no point of run {run_id} is valid ({why}); nothing from it will be predicted: "
+        f"`benchdb measurements show --run {run_id}` lists the points and their reasons"
+    )
+
+
+def _print_summary(database: Database, result: SweepResult, rows: list[dict[str, Any]]) -> None:
     print_table(
         [_table_row(r) for r in rows],
         SUMMARY_COLUMNS,
         title=f"run {result.run_id}: {result.status}",
     )
-    disturbed = _disturbed_line(rows)
+    disturbed = _disturbed_line(rows, retaken_samples(database, result.run_id))
     if disturbed is not None:
         err_console.print(disturbed, highlight=False, soft_wrap=True)
     done = f"{result.measured} point-passes measured in {fmt_seconds(result.elapsed_s)}"

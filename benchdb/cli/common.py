@@ -29,7 +29,8 @@ DbOption = Annotated[
         envvar="BENCHDB_URL",
         show_envvar=True,
         help="Database URL, e.g. sqlite:///results.sqlite or "
-        "postgresql+psycopg://user@host/db. Default: an SQLite file in your data directory.",
+        "postgresql+psycopg://user@host/db, or the path of an SQLite file. Default: an "
+        "SQLite file in your data directory.",
         rich_help_panel="Database",
     ),
 ]

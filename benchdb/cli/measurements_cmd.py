@@ -11,6 +11,7 @@ from ..db.engine import Database
 from ..errors import UserError
 from ..evidence import lost_share, set_aside_count
 from ..query import kernel_names, measurements_frame
+from ..runs import run_exists
 from ..scope import read_scope
 from ..transfer import frame_records
 from ..units import fmt_bytes, fmt_rate, fmt_seconds
@@ -71,10 +72,13 @@ def split(values: list[str] | None) -> list[str]:
     return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
 
 
+MAX_ID = 2**63 - 1  # the largest id a 64-bit column holds
+
+
 def parse_run(text: str | None) -> int | None:
     if text is None or text == "all":
         return None
-    if not text.isdigit():
+    if not text.isdigit() or int(text) > MAX_ID:
         raise UserError(f"--run {text!r} is not a run id; give a number from `benchdb runs list`")
     return int(text)
 
@@ -100,7 +104,7 @@ def show(
     ] = None,
     machine: MachineOption = None,
     host: HostOption = None,
-    threads: Annotated[int | None, typer.Option(help="Only this thread count.")] = None,
+    threads: Annotated[int | None, typer.Option(min=1, help="Only this thread count.")] = None,
     precision: Annotated[str | None, typer.Option(help="Only float64 or float32.")] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
@@ -127,6 +131,8 @@ def show(
     database = open_db(db)
     kernels = split(kernel)
     run_id = parse_run(run)
+    if run_id is not None and not run_exists(database, run_id):
+        raise UserError(f"no run {run_id} in the database; `benchdb runs list` shows the runs")
     if kernels:
         check_kernels(database, kernels)
     scope = None

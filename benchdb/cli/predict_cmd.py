@@ -46,6 +46,10 @@ ContextOption = Annotated[
 ]
 
 
+MAX_RANGE_COUNT = 10_000
+"""Shapes one ``--range`` may ask for: more is a typo, not a question."""
+
+
 def parse_range(text: str, ndim: int) -> list[tuple[int, ...]]:
     """'100x100:1000x1000:10' -> 10 shapes spaced geometrically from first to last."""
     import numpy as np
@@ -53,9 +57,10 @@ def parse_range(text: str, ndim: int) -> list[tuple[int, ...]]:
     from ..query import parse_shape
 
     parts = text.split(":")
-    if len(parts) != 3 or not parts[2].isdigit() or int(parts[2]) < 1:
+    if len(parts) != 3 or not parts[2].isdigit() or not 1 <= int(parts[2]) <= MAX_RANGE_COUNT:
         raise UserError(
-            f"range {text!r} is not like 100x100:1000x1000:10 (first:last:count, count >= 1)"
+            f"range {text!r} is not like 100x100:1000x1000:10 (first:last:count, count from 1 "
+            f"to {MAX_RANGE_COUNT})"
         )
     a, b = np.array(parse_shape(parts[0], ndim)), np.array(parse_shape(parts[1], ndim))
     grid = np.rint(np.geomspace(a, b, int(parts[2]))).astype(int)
@@ -70,6 +75,10 @@ def read_shapes_file(path: Path, ndim: int) -> list[tuple[int, ...]]:
         lines = path.read_text().splitlines()
     except OSError as exc:
         raise UserError(f"cannot read shapes file {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError:
+        raise UserError(
+            f"shapes file {path} is not text; write one shape per line, e.g. 600x400"
+        ) from None
     shapes = []
     for line in lines:
         text = line.split("#")[0].strip().replace(",", "x").replace(" ", "x")

@@ -16,6 +16,7 @@ from .common import (
     open_db,
     print_json,
 )
+from .measurements_cmd import split
 from .predict_cmd import EnvOption, PrecisionOption, ThreadsOption
 
 
@@ -78,7 +79,8 @@ def _table(report: dict[str, Any], part: str, title: str) -> None:
 
 def validate(
     kernel: Annotated[
-        list[str] | None, typer.Option("--kernel", "-k", help="Kernel(s) to check (default all).")
+        list[str] | None,
+        typer.Option("--kernel", "-k", help="Kernel(s) to check, repeated or a,b (default all)."),
     ] = None,
     method: Annotated[
         list[str] | None,
@@ -141,7 +143,7 @@ def validate(
             database,
             machine=machine,
             host=host,
-            kernels=kernel,
+            kernels=split(kernel) or None,
             methods=method,
             threads=threads,
             precision=precision,

@@ -46,9 +46,45 @@ def default_url() -> str:
     return f"sqlite:///{user_data_path('benchdb') / 'benchdb.sqlite'}"
 
 
+SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+
+
 def resolve_url(url: str | None = None) -> str:
-    """``url``, else ``$BENCHDB_URL``, else the embedded default."""
-    return url or os.environ.get(URL_VAR) or default_url()
+    """``url``, else ``$BENCHDB_URL``, else the embedded default; a value without a
+    scheme that names an SQLite file (``results.sqlite``, ``~/bench/db.db``) is that file."""
+    given = url or os.environ.get(URL_VAR)
+    if not given:
+        return default_url()
+    if "://" in given:
+        return given
+    if Path(given).suffix in SQLITE_SUFFIXES:
+        return f"sqlite:///{Path(given).expanduser().resolve()}"
+    raise UserError(
+        f"database {redact(given)!r} is neither a URL nor an SQLite file (.sqlite, .sqlite3, "
+        ".db); use e.g. sqlite:///path/benchdb.sqlite or postgresql+psycopg://user@host/dbname"
+    )
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _check_sqlite_file(path: Path) -> None:
+    """Refuse a file that is there but is no SQLite database, before any driver opens it
+    (an empty file is an empty database)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(len(SQLITE_HEADER))
+    except (FileNotFoundError, NotADirectoryError):  # not there: created, or refused later
+        return
+    except OSError as exc:
+        raise UserError(
+            f"cannot read database file {path} ({exc.strerror}); check --db / BENCHDB_URL"
+        ) from None
+    if head and head != SQLITE_HEADER:
+        raise UserError(
+            f"{path} is not an SQLite database (it does not start with the SQLite header); "
+            "check --db / BENCHDB_URL, or give a new file"
+        )
 
 
 def _sqlite_path(url: str) -> Path | None:
@@ -138,6 +174,8 @@ def make_engine(url: str) -> Engine:
     if backend == "postgresql" and parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
     path = _sqlite_path(url)
+    if path is not None:
+        _check_sqlite_file(path)
     read_only = path is not None and _read_only(path)
     if read_only:
         parsed = make_url(_read_only_url(path))  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ So, as paper 003 looks loop times up rather than deriving them, ``benchdb app
 calibrate`` also runs the distributed model itself, for every decomposition
 of P ranks, on square global grids whose per-rank footprints run from 3/4 of
 L1 in octaves (3/4 of each capacity: off the steep middle of the cache
-transitions) up to 8x the last-level cache, like the loop sweep, in
+transitions) up to 8x the last-level cache, in
 :data:`PASSES` passes (the second in reverse order), all cases in one MPI job
 (one compilation).  The runs are stored as app runs tagged
 :data:`benchdb.app.exchange_table.CALIBRATION_TAG`; the application model

@@ -60,7 +60,30 @@ def test_unwritable_sqlite_path_is_exit_2(tmp_path: Path) -> None:
 
 
 def test_garbage_url_is_exit_2() -> None:
-    assert_user_error(benchdb("machine", "register", "--db", "not a url"), "cannot parse")
+    assert_user_error(benchdb("machine", "register", "--db", "not a url"), "neither a URL")
+
+
+def test_a_path_without_scheme_names_an_sqlite_file(tmp_path: Path) -> None:
+    target = tmp_path / "plain.sqlite"
+    assert benchdb("machine", "register", "--db", str(target)).returncode == 0
+    listed = benchdb("runs", "list", "--db", str(target), "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == []
+    missing = tmp_path / "missing.sqlite"
+    assert_user_error(benchdb("runs", "list", "--db", str(missing)), "no database at")
+    assert not missing.exists()
+
+
+@pytest.mark.parametrize("command", [["runs", "list"], ["machine", "register"]])
+def test_a_file_that_is_no_database_is_refused_and_left_alone(
+    tmp_path: Path, command: list[str]
+) -> None:
+    target = tmp_path / "notes.sqlite"
+    target.write_bytes(b"these are my notes, not a database\n" * 10)
+    before = target.read_bytes()
+    assert_user_error(benchdb(*command, "--db", f"sqlite:///{target}"), "is not an SQLite database")
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.sqlite"]  # no -wal, -shm
 
 
 def test_database_newer_than_code_is_exit_2_and_unchanged(db_url: str) -> None:

@@ -21,6 +21,8 @@ BAD = [
     (["measurements", "show", "--threads", "two"], "Invalid value for '--threads'",
      "benchdb measurements show --help"),
     (["runs", "list", "--limit", "0"], "Invalid value for '--limit'", "benchdb runs list --help"),
+    (["measurements", "show", "--threads", "-4"], "Invalid value for '--threads'",
+     "benchdb measurements show --help"),
     (["export"], "Missing option '--out'", "benchdb export --help"),
     (["kernels", "--bogus"], "No such option: --bogus", "benchdb kernels --help"),
     (["db", "bogus"], "No such command 'bogus'", "benchdb db --help"),
@@ -48,3 +50,10 @@ def test_a_bare_group_shows_its_help_and_exits_2(group: list[str]) -> None:
 def test_help_and_success_exit_zero() -> None:
     assert benchdb("predict", "--help").returncode == 0
     assert benchdb("machine", "show").returncode == 0
+
+
+@pytest.mark.parametrize("run", ["999", "99999999999999999999"])
+def test_a_run_that_is_not_there_is_named(sqlite_url: str, run: str) -> None:
+    assert benchdb("machine", "register", "--db", sqlite_url).returncode == 0
+    proc = benchdb("measurements", "show", "--run", run, "--db", sqlite_url)
+    assert_user_error(proc, "no run 999" if len(run) == 3 else "is not a run id")

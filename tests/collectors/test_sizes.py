@@ -22,35 +22,41 @@ def _other_machine():
     return dataclasses.replace(MACHINE, caches=caches)
 
 
+def _footprints(machine, density, memory_limit) -> list[int]:
+    return [t.footprint for t in sizes.footprint_targets(machine, density, memory_limit)]
+
+
 @pytest.mark.parametrize("machine", [MACHINE, _other_machine()], ids=["this", "bigger-caches"])
 def test_default_sweep_spans_l1_to_beyond_llc(machine) -> None:
-    targets = sizes.footprint_targets(machine, sizes.DEFAULT_DENSITY, machine.memory_bytes)
+    targets = _footprints(machine, sizes.DEFAULT_DENSITY, machine.memory_bytes)
     caches = machine.data_caches()
     llc = caches[-1].size_bytes
     assert targets == sorted(targets)
     assert targets[0] <= caches[0].size_bytes / 4  # L1-resident
-    assert max(targets) >= 8 * llc
+    assert max(targets) >= min(3 * llc * 0.99, sizes.MAX_AUTO_FOOTPRINT / 2)
     for cache in caches:  # Kerncraft's 0.66x point and the capacity itself
         for factor in (0.66, 1.0):
             assert any(abs(t / (factor * cache.size_bytes) - 1) < 0.01 for t in targets)
-    sweep = [t for t in targets if t <= 8 * llc]  # beyond: Kerncraft's lone 15x point
-    ratios = [b / a for a, b in itertools.pairwise(sweep)]
-    # geometric sqrt(2) steps; a cache point replaces a neighbour within a quarter step
-    assert max(ratios) <= 2 ** (0.5 * 1.25) * 1.01
+    ratios = [b / a for a, b in itertools.pairwise(targets)]
+    # geometric sqrt(2) steps in the caches, 2x beyond; a cache point replaces a neighbour
+    # within a quarter step
+    assert max(ratios) <= 2**1.25 * 1.01
+    assert max(r for r, a in zip(ratios, targets, strict=False) if a < llc) <= 2**0.625 * 1.01
 
 
 def test_quick_sweep_is_coarser_and_hits_every_level() -> None:
-    quick = sizes.footprint_targets(MACHINE, sizes.QUICK_DENSITY, MACHINE.memory_bytes)
-    full = sizes.footprint_targets(MACHINE, sizes.DEFAULT_DENSITY, MACHINE.memory_bytes)
+    quick = _footprints(MACHINE, sizes.QUICK_DENSITY, MACHINE.memory_bytes)
+    full = _footprints(MACHINE, sizes.DEFAULT_DENSITY, MACHINE.memory_bytes)
     assert len(quick) < len(full) / 3
     for cache in MACHINE.data_caches():
         assert any(t < cache.size_bytes for t in quick)
-    assert max(quick) >= 4 * MACHINE.last_level_cache().size_bytes
+    llc = MACHINE.last_level_cache().size_bytes
+    assert max(quick) >= min(4 * llc * 0.99, sizes.MAX_AUTO_FOOTPRINT / 2)
 
 
 def test_sweep_is_capped_by_memory() -> None:
     llc = MACHINE.last_level_cache().size_bytes
-    targets = sizes.footprint_targets(MACHINE, sizes.DEFAULT_DENSITY, memory_limit=4 * llc)
+    targets = _footprints(MACHINE, sizes.DEFAULT_DENSITY, memory_limit=4 * llc)
     assert max(targets) <= 2 * llc
 
 
@@ -84,7 +90,10 @@ def test_tiny_target_gives_smallest_valid_shape() -> None:
 
 
 def test_tridiag_grows_columns_at_fixed_depth() -> None:
-    shapes = sizes.shapes_for_footprints(get_benchmark("tridiag"), [10**5, 10**7], "float64")
+    targets = [sizes.Target(10**5), sizes.Target(10**7)]
+    shapes = [
+        p.shape for p in sizes.shapes_for_footprints(get_benchmark("tridiag"), targets, "float64")
+    ]
     assert [s[1] for s in shapes] == [100, 100]
     assert shapes[0][0] < shapes[1][0]
 
@@ -115,9 +124,11 @@ def test_explicit_shapes_match_dimensions() -> None:
 @pytest.mark.parametrize("name", ["shallow", "stencil2d5", "stencil3d7"])
 def test_aspect_rectangles_keep_the_footprint_and_stretch_the_rows(name: str) -> None:
     bench = get_benchmark(name)
-    targets = [2**14 * 4**k for k in range(6)]
-    shapes = sizes.shapes_for_footprints(bench, targets, "float64", aspect_every=2)
-    squares = sizes.shapes_for_footprints(bench, targets, "float64")
+    footprints = [2**14 * 4**k for k in range(6)]
+    targets = [sizes.Target(t, rectangles=i % 2 == 1) for i, t in enumerate(footprints)]
+    planned = sizes.shapes_for_footprints(bench, targets, "float64")
+    shapes = [p.shape for p in planned]
+    squares = [p.shape for p in planned if p.round != sizes.Round.RECTANGLES]
     axis = bench.geometry.contiguous_axis % bench.ndim
     rects = [s for s in shapes if s not in squares]
     assert rects
@@ -147,4 +158,4 @@ def test_a_rectangle_that_rounding_turns_into_another_aspect_is_not_measured() -
 def test_no_aspect_rectangles_where_an_aspect_means_nothing() -> None:
     assert sizes.aspect_shapes(get_benchmark("tridiag"), (1000, 100)) == []
     assert sizes.aspect_shapes(get_benchmark("stream.copy"), (1000,)) == []
-    assert sizes.QUICK_DENSITY.aspect_every == 0
+    assert sizes.QUICK_DENSITY.aspect_every == sizes.QUICK_DENSITY.aspect_every_shared == 0

@@ -111,6 +111,8 @@ def test_predict_table_and_no_numba_on_the_prediction_path(url: str) -> None:
         (["-k", "shallow.cu", "-s", "10x10"], "benchdb collect --kernels shallow"),
         (["-k", "stencil2d5", "-s", "10x10", "--method", "nope"], "use one of"),
         (["-k", "stencil2d5", "--range", "10x10:20x20"], "first:last:count"),
+        (["-k", "stencil2d5", "--range", "100x100:1000x1000:100000000"], "count from 1"),
+        (["-k", "stencil2d5", "--shapes-file", "/bin/sh"], "is not text"),
         (["-k", "stencil2d5"], "give at least one shape"),
     ],
 )
@@ -177,3 +179,14 @@ def test_plot_rejects_unknown_format(url: str, tmp_path: Path, capsys) -> None:
         cli(capsys, "plot", "roofline", "--db", url, "--out", str(tmp_path / "x.gif")),
         "must end in .png",
     )
+
+
+def test_validate_takes_kernels_as_measurements_show_does(url: str, capsys) -> None:
+    """Repeated or comma-separated, like every other --kernel option."""
+    joined = cli(capsys, "validate", "--db", url, "-k", "stencil2d5,stream.triad", "--json")
+    repeated = cli(capsys, "validate", "--db", url, "-k", "stencil2d5", "-k", "stream.triad",
+                   "--json")  # fmt: skip
+    assert joined.returncode == repeated.returncode == 0, joined.stderr
+    kernels = {r["kernel"] for r in json.loads(joined.stdout)["results"]}
+    assert "stencil2d5" in kernels
+    assert kernels == {r["kernel"] for r in json.loads(repeated.stdout)["results"]}

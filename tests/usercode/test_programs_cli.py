@@ -116,10 +116,15 @@ def test_a_result_that_changes_between_runs_invalidates_its_points(
     tmp_path: Path, sqlite_url: str
 ) -> None:
     spec = toy_spec(tmp_path, "--random-checksum")
-    collect(sqlite_url, spec, "--passes", "1")
+    proc = benchdb("collect", "--program", str(spec), *SIZES, "--passes", "1", "--db", sqlite_url)
     stored = rows(sqlite_url)
     assert stored and not any(r[3] for r in stored)
     assert all(any("differs from the first run" in f for f in r[4]) for r in stored)
+    # a collection that stored no valid point fails, and its last line says why
+    assert proc.returncode == 1, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("no point of run 1 is valid (") and "differs" in last, last
+    assert "Traceback" not in proc.stderr
 
 
 def test_changed_code_is_a_new_version_never_mixed_with_the_old(

@@ -8,7 +8,9 @@ unfinished run of the same sweep when there is one (see
 :mod:`.resume`), otherwise it starts a new run.
 
 ``time_budget``: no new point starts once the budget is spent (the point in
-flight finishes, so the sweep may overrun by one point); the run is then
+flight finishes, so the sweep may overrun by one point), nor, given
+``expected`` (seconds a point's pass should take, :mod:`.estimate`), one that
+would end beyond it once this call has measured something; the run is then
 left ``interrupted`` and the same command continues it later.
 
 Before anything is stored, every benchmark of the plan is verified
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -199,6 +201,7 @@ def run_sweep(
     observer: SweepObserver | None = None,
     context: Context | None = None,
     verified: bool = False,
+    expected: Callable[[Point], float] | None = None,
 ) -> SweepResult:
     """Measure the points of ``plan`` the run lacks; see the module docstring.
 
@@ -217,9 +220,11 @@ def run_sweep(
         total = len(plan.points) * plan.passes
         observer.started(run_id, [pt for _, pt in todo], total - len(todo), resumed)
         for pass_index, point in todo:
-            if time_budget is not None and time.monotonic() - t0 >= time_budget:
-                outcome.status = "interrupted"
-                break
+            if time_budget is not None:
+                ahead = expected(point) if expected is not None and measured else 0.0
+                if time.monotonic() - t0 + ahead >= time_budget:
+                    outcome.status = "interrupted"
+                    break
             observer.point_started(point, pass_index)
             measure_point(db, run_id, point, plan, kernels, pass_index)
             measured += 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -21,7 +22,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from ..collectors.estimate import estimate, measure_rates
+from ..collectors.estimate import estimate, measure_rates, pass_seconds
 from ..errors import UserError
 from ..evidence import set_aside_count
 from ..machine import detect_machine
@@ -32,6 +33,8 @@ from .measurements_cmd import rate_text
 from .plan_view import estimate_line, show_plan
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ..collectors.sweep import SweepResult
     from ..db.engine import Database
 
@@ -88,11 +91,10 @@ class ProgressObserver:
         self.progress.stop()
 
 
-def summary_rows(db: Database, run_id: int) -> list[dict[str, Any]]:
-    """Per kernel, precision and threads: points, footprints, peak and largest-size rate,
-    noisy points, samples set aside as disturbed (and retaken), and the shapes of the
-    points left short of clean samples (flagged ``disturbed``)."""
-    frame = measurements_frame(db, run_ids=[run_id])
+def summary_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per kernel, precision and threads of a run's measurements: points, footprints, peak
+    and largest-size rate, noisy points, samples set aside as disturbed (and retaken), and
+    the shapes of the points left short of clean samples (flagged ``disturbed``)."""
     rows = []
     for (kernel, precision, threads), g in frame.groupby(
         ["kernel", "precision", "threads"], sort=False
@@ -136,10 +138,9 @@ SUMMARY_COLUMNS = [
 ]
 
 
-def retaken_samples(db: Database, run_id: int) -> int:
-    """Samples set aside in the run, each once: the kernels a benchmark times in one sample
-    (shallow's loops and step) share it, and with it the same evidence."""
-    frame = measurements_frame(db, run_ids=[run_id])
+def retaken_samples(frame: pd.DataFrame) -> int:
+    """Samples set aside in a run's measurements, each once: the kernels a benchmark times
+    in one sample (shallow's loops and step) share it, and with it the same evidence."""
     seen = {
         (row.shape_key, row.threads, row.precision, tuple(row.set_aside.get("wall_s", ())))
         for row in frame.itertuples()
@@ -224,10 +225,10 @@ def collect(
         float | None,
         typer.Option(
             min=0,
-            help="Start no new point this many seconds after the command started (the "
-            "kernels' checks count); the run is left interrupted and the same command "
-            "continues it. Default: 300 for the automatic sweeps, none with --sizes or "
-            "--footprints.",
+            help="Start no point that the estimate says would end more than this many "
+            "seconds after the command started (the kernels' checks count); the run is left "
+            "interrupted and the same command continues it. Default: 285 for the automatic "
+            "sweeps (about 5 minutes in all), none with --sizes or --footprints.",
         ),
     ] = None,
     dry_run: Annotated[
@@ -277,7 +278,7 @@ def collect(
     on the memory plateau, up to 3x the last-level cache (--quick: 4x), at most 4 GiB.
     Coarse points over every level run first, then the points between them, then the
     rectangles that calibrate the row-length correction. Before it starts, collect
-    prints the estimated time; the automatic sweeps stop starting points after 300 s
+    prints the estimated time; the automatic sweeps stop starting points after 285 s
     (--time-budget), and the same command continues. --dry-run prints the plan and
     the estimate and stores nothing; with --caches it plans for another machine.
     Every point is committed as it completes; after Ctrl-C, SIGTERM or a
@@ -371,10 +372,10 @@ def collect(
         database = open_db(db, create=True)
         ctx = detect_context()
     budget = sweep.time_budget(time_budget)
-    if quiet or as_json:
+    rates = measure_rates(ctx.machine) if budget is not None or not (quiet or as_json) else None
+    if quiet or as_json or rates is None:
         observer: SweepObserver | ProgressObserver = SweepObserver()
     else:
-        rates = measure_rates(ctx.machine)
         observer = ProgressObserver(
             lambda todo: estimate_line(sweep, todo, estimate(sweep, todo, rates), budget)
         )
@@ -394,6 +395,7 @@ def collect(
             observer=observer,
             context=ctx,
             verified=True,
+            expected=None if rates is None else partial(pass_seconds, sweep, rates=rates),
         )
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the run is stored as interrupted
         if isinstance(observer, ProgressObserver):
@@ -407,11 +409,12 @@ def collect(
     if isinstance(observer, ProgressObserver):
         observer.stop()
     report = {**result.__dict__, "database": database.display_url}
-    rows = summary_rows(database, result.run_id)
+    frame = measurements_frame(database, run_ids=[result.run_id])
+    rows = summary_rows(frame)
     if as_json:
         print_json({"run": report, "checked": [c.__dict__ for c in checked], "kernels": rows})
     elif not quiet:
-        _print_summary(database, result, rows)
+        _print_summary(database, result, rows, retaken_samples(frame))
     failed = _nothing_valid_line(result.run_id, rows)
     if failed is not None:
         err_console.print(failed, highlight=False, soft_wrap=True)
@@ -429,13 +432,15 @@ def _nothing_valid_line(run_id: int, rows: list[dict[str, Any]]) -> str | None:
     )
 
 
-def _print_summary(database: Database, result: SweepResult, rows: list[dict[str, Any]]) -> None:
+def _print_summary(
+    database: Database, result: SweepResult, rows: list[dict[str, Any]], retaken: int
+) -> None:
     print_table(
         [_table_row(r) for r in rows],
         SUMMARY_COLUMNS,
         title=f"run {result.run_id}: {result.status}",
     )
-    disturbed = _disturbed_line(rows, retaken_samples(database, result.run_id))
+    disturbed = _disturbed_line(rows, retaken)
     if disturbed is not None:
         err_console.print(disturbed, highlight=False, soft_wrap=True)
     done = f"{result.measured} point-passes measured in {fmt_seconds(result.elapsed_s)}"

@@ -183,3 +183,25 @@ def test_collect_says_its_estimate_before_it_starts(sqlite_url: str) -> None:
     assert proc.returncode == 0, proc.stderr
     line = next(x for x in proc.stderr.splitlines() if "estimated" in x)
     assert "2 point-passes (2 points)" in line and "no time budget" in line
+
+
+def test_no_point_starts_that_the_estimate_says_would_end_beyond_the_budget(
+    sqlite_url: str,
+) -> None:
+    from benchdb.collectors.sweep import run_sweep
+
+    from benchdb.db.engine import open_database
+
+    plan = build_plan(
+        MACHINE, kernels=["stream.triad"], footprints_spec="16KiB,64KiB,256KiB",
+        sample_time=0.003, passes=1,
+    )  # fmt: skip
+    db = open_database(sqlite_url)
+    try:
+        first = run_sweep(db, plan, time_budget=600, expected=lambda point: 1e6)
+        # the first point always runs, so that a run too long for any budget still moves
+        assert (first.status, first.measured, first.remaining) == ("interrupted", 1, 2)
+        second = run_sweep(db, plan, time_budget=600, expected=lambda point: 0.0)
+        assert second.resumed and (second.status, second.measured) == ("complete", 2)
+    finally:
+        db.close()

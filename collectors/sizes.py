@@ -187,7 +187,6 @@ def footprint_targets(
     cap = min(memory_limit * AUTO_MEMORY_SHARE, MAX_AUTO_FOOTPRINT)
     cached = _geometric(caches[0].size_bytes * START_FRACTION_OF_L1, llc, density.per_octave)
     beyond = _geometric(llc, llc * density.end_multiple, density.dram_per_octave)[1:]
-    capacities = {c.size_bytes for c in caches}
     special = sorted(c.size_bytes * f for c in caches for f in density.cache_factors)
     chosen = list(special)
     for g, spacing in [
@@ -198,14 +197,15 @@ def footprint_targets(
         if all(abs(math.log(g / s)) > merge for s in chosen):
             chosen.append(g)
     footprints = sorted(int(t) for t in chosen if t <= cap)
-    return _rounds(footprints, caches, capacities, density)
+    return _rounds(footprints, caches, density)
 
 
 def _rounds(
-    footprints: list[int], caches: Sequence[CacheLevel], capacities: set[int], density: SweepDensity
+    footprints: list[int], caches: Sequence[CacheLevel], density: SweepDensity
 ) -> list[Target]:
     """Each footprint's round and rectangles (see :class:`SweepDensity`)."""
     llc = caches[-1].size_bytes
+    capacities = {c.size_bytes for c in caches}
     private = caches[-2].size_bytes * max(density.cache_factors) if len(caches) > 1 else 0
     out: list[Target] = []
     counts = {"private": 0, "shared": 0}

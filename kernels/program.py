@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import signal
 import subprocess
 from collections.abc import Mapping
@@ -63,13 +64,20 @@ def build(spec: ProgramSpec) -> None:
     if done.returncode != 0:
         raise KernelError(
             f"build command {spec.build!r} of program {spec.name} failed with exit status "
-            f"{done.returncode}: {_last_line(done.stderr or done.stdout)}; fix the build"
+            f"{done.returncode}: {_cause(done.stderr or done.stdout)}; fix the build"
         )
 
 
-def _last_line(text: str) -> str:
+def _cause(text: str) -> str:
+    """The line of a failure's output that names its cause: the first that says error (a
+    compiler's first error, a Fortran runtime error; not 'compilation terminated.' or a
+    backtrace after it), else the last."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else "(no output)"
+    named = [line for line in lines if _ERROR.search(line)]
+    return (named or lines or ["(no output)"])[0 if named else -1]
+
+
+_ERROR = re.compile(r"\berror\b", re.IGNORECASE)
 
 
 def _status(returncode: int) -> str:
@@ -118,7 +126,7 @@ def run_program(
         proc.communicate()
         raise PointFailure(f"timed out after {spec.timeout:g} s (the spec's timeout)") from None
     if proc.returncode != 0:
-        raise PointFailure(f"{_status(proc.returncode)}: {_last_line(err or out)}")
+        raise PointFailure(f"{_status(proc.returncode)}: {_cause(err if err.strip() else out)}")
     try:
         output = parse_output(out, [loop.name for loop in spec.loops])
     except ProtocolError as exc:

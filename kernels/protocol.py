@@ -41,14 +41,14 @@ class ProgramOutput:
     checked: bool  # the program reported a check (pass or fail)
 
 
-def _number(text: str, line_no: int, what: str) -> float:
+def _number(text: str, where: str, what: str) -> float:
     bare = _BARE_EXPONENT.fullmatch(text)
     try:
         if bare:
             return float(f"{bare[1]}e{bare[2]}")
         return float(text.replace("D", "E").replace("d", "e"))
     except ValueError:
-        raise ProtocolError(f"line {line_no}: {what} {text!r} is not a number") from None
+        raise ProtocolError(f"{where}: {what} {text!r} is not a number") from None
 
 
 def parse_output(text: str, loops: Sequence[str]) -> ProgramOutput:
@@ -62,45 +62,45 @@ def parse_output(text: str, loops: Sequence[str]) -> ProgramOutput:
         if not words or words[0] != MARK:
             continue
         kind = words[1] if len(words) > 1 else ""
+        where = f"line {line_no} ({line.strip()!r})"  # quoted: the user sees what was wrong
         if kind == "time":
             if len(words) != 4:
-                raise ProtocolError(f"line {line_no}: write 'BENCHDB time <loop> <seconds>'")
-            loop, seconds = words[2], _number(words[3], line_no, "time")
+                raise ProtocolError(f"{where}: write 'BENCHDB time <loop> <seconds>'")
+            loop, seconds = words[2], _number(words[3], where, "time")
             if loop not in loops:
                 raise ProtocolError(
-                    f"line {line_no}: loop {loop!r} is not declared in the spec "
+                    f"{where}: loop {loop!r} is not declared in the spec "
                     f"(declared: {', '.join(loops)}); add a [loops.{loop}] table or stop "
                     "printing it"
                 )
             if loop in times:
-                raise ProtocolError(f"line {line_no}: loop {loop!r} is timed twice")
+                raise ProtocolError(f"{where}: loop {loop!r} is timed twice")
             if not (math.isfinite(seconds) and seconds >= 0):
                 raise ProtocolError(
-                    f"line {line_no}: time {words[3]} of {loop!r} is not a finite, "
+                    f"{where}: time {words[3]} of {loop!r} is not a finite, "
                     "non-negative number of seconds"
                 )
             times[loop] = seconds
         elif kind == "checksum":
             if len(words) != 3:
-                raise ProtocolError(f"line {line_no}: write 'BENCHDB checksum <number>'")
+                raise ProtocolError(f"{where}: write 'BENCHDB checksum <number>'")
             if checksum is not None:
-                raise ProtocolError(f"line {line_no}: a second checksum line")
-            checksum = _number(words[2], line_no, "checksum")
+                raise ProtocolError(f"{where}: a second checksum line")
+            checksum = _number(words[2], where, "checksum")
         elif kind == "check":
             verdict = words[2] if len(words) > 2 else ""
             if verdict not in ("pass", "fail") or (verdict == "pass" and len(words) > 3):
                 raise ProtocolError(
-                    f"line {line_no}: write 'BENCHDB check pass' or 'BENCHDB check fail <reason>'"
+                    f"{where}: write 'BENCHDB check pass' or 'BENCHDB check fail <reason>'"
                 )
             if check is not None:
-                raise ProtocolError(f"line {line_no}: a second check line")
+                raise ProtocolError(f"{where}: a second check line")
             check = verdict
             if verdict == "fail":
                 failed = " ".join(words[3:]) or "no reason given"
         else:
             raise ProtocolError(
-                f"line {line_no}: unknown protocol line {line.strip()!r}; "
-                "BENCHDB lines are 'time', 'checksum' or 'check'"
+                f"{where}: unknown protocol line; BENCHDB lines are 'time', 'checksum' or 'check'"
             )
     missing = [loop for loop in loops if loop not in times]
     if missing:

@@ -171,7 +171,10 @@ BAD = [
     ({"program": 'build = "echo compiling; echo broken >&2; exit 3"'}, (), "status 3: broken"),
     ({}, ("--fail-above", "1"), "exit status 3: toy: n = 16 is too large"),
     ({"timeout": 2}, ("--hang",), "timed out after 2 s"),
-    ({}, ("--garbage",), "breaks the protocol: line"),
+    ({}, ("--garbage",), "breaks the protocol: line 3 ('BENCHDB time triad fast')"),
+    ({"program": 'build = "echo x.c:1:1: error: unknown type name foo >&2; echo 1 foo x >&2; '
+                 'echo compilation terminated. >&2; exit 1"'}, (),
+     "status 1: x.c:1:1: error: unknown type name foo; fix the build"),
     ({}, ("--check-fail",), "self-check failed: values grew"),
 ]  # fmt: skip
 

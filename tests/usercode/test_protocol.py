@@ -40,6 +40,7 @@ def test_a_failed_check_carries_its_reason() -> None:
         ("BENCHDB checksum 1\nBENCHDB checksum 2", "second checksum"),
         ("BENCHDB check maybe", "check pass' or"),
         ("BENCHDB timing cu 1", "unknown protocol line"),
+        ("warm\nBENCHDB time cu 1e-3s\nBENCHDB time cv 1", "line 2 ('BENCHDB time cu 1e-3s')"),
     ],
 )
 def test_broken_output_names_the_line_and_the_fix(text: str, needle: str) -> None:

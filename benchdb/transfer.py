@@ -42,7 +42,7 @@ from sqlalchemy import JSON, Boolean, DateTime, Float, Integer, Select, String, 
 from sqlalchemy.exc import DBAPIError, StatementError
 from sqlalchemy.orm import Session
 
-from .db.engine import Database, open_database
+from .db.engine import SQLITE_SUFFIXES, Database, open_database
 from .db.models import Base, Environment, Kernel, Machine, Measurement, NodeClass, Run
 from .db.repo import get_or_create, kernel_version
 from .errors import UserError
@@ -58,7 +58,6 @@ READABLE = (1, 2, VERSION)
 FORMAT_TAG = f"{FORMAT}/{VERSION}"
 FORMAT_TAGS = {f"{FORMAT}/{v}" for v in READABLE}
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
-SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
 _LINKS = {"id", "machine_id", "environment_id", "run_id", "kernel_id", "node_class_id"}
 # Fields of each record: every column but surrogate ids and links (natural keys replace them).
@@ -541,7 +540,7 @@ def load_source(source: str) -> tuple[Bundle, str]:
             raise UserError(f"no such file {source}; give an export file or a database URL")
         source = f"sqlite:///{path.resolve()}"
     if "://" in source:
-        other = open_database(source, upgrade=False)
+        other = open_database(source, upgrade=False, create=False)
         try:
             return bundle_from_db(other), other.display_url
         finally:

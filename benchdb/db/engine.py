@@ -57,7 +57,7 @@ def resolve_url(url: str | None = None) -> str:
         return default_url()
     if "://" in given:
         return given
-    if Path(given).suffix in SQLITE_SUFFIXES:
+    if Path(given).suffix.lower() in SQLITE_SUFFIXES:
         return f"sqlite:///{Path(given).expanduser().resolve()}"
     raise UserError(
         f"database {redact(given)!r} is neither a URL nor an SQLite file (.sqlite, .sqlite3, "

@@ -234,3 +234,11 @@ def test_bad_input_leaves_existing_database_unchanged(sqlite_url: str) -> None:
         result = invoke("collect", *args, "--db", sqlite_url)
         assert isinstance(result.exception, UserError) and needle in str(result.exception)
     assert counts(sqlite_url) == before
+
+
+def test_resume_into_no_database_creates_none(tmp_path: Path) -> None:
+    target = tmp_path / "data" / "never.sqlite"
+    assert_user_error(
+        benchdb("collect", "--resume", "9999", "--db", f"sqlite:///{target}"), "no database at"
+    )
+    assert not target.parent.exists()

@@ -151,6 +151,10 @@ def test_import_cli_errors_exit_2(tmp_path: Path, sqlite_url: str) -> None:
     assert_user_error(benchdb("import", str(junk), "--db", sqlite_url), "not a valid")
     missing = benchdb("import", str(tmp_path / "nope.csv"), "--db", sqlite_url)
     assert_user_error(missing, "no such file")
+    source = tmp_path / "elsewhere" / "missing.sqlite"  # as a URL: never created by reading
+    absent = benchdb("import", f"sqlite:///{source}", "--db", sqlite_url)
+    assert_user_error(absent, "no database at")
+    assert not source.exists() and not source.parent.exists()
     notes = tmp_path / "notes.txt"
     notes.write_text("hello")
     result = invoke("import", str(notes), "--db", sqlite_url)

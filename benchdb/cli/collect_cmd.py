@@ -295,7 +295,8 @@ def collect(
 
     Before anything is stored, every kernel is checked: compiled code against its
     numpy reference on a small shape, a --program by one run. A wrong kernel is
-    refused (exit 2). A point that fails during the sweep (a program that crashes
+    refused (exit 2); a collection that stores no valid point exits 1, saying why.
+    A point that fails during the sweep (a program that crashes
     at one size, a checksum that differs between passes) is stored invalid, with
     the reason, and never used by `predict`.
 
@@ -372,14 +373,16 @@ def collect(
         database = open_db(db, create=True)
         ctx = detect_context()
     budget = sweep.time_budget(time_budget)
-    rates = measure_rates(ctx.machine) if budget is not None or not (quiet or as_json) else None
-    if quiet or as_json or rates is None:
+    silent = quiet or as_json
+    # the rates price each point against the budget, and the estimate the bar announces
+    rates = None if budget is None and silent else measure_rates(ctx.machine)
+    if silent or rates is None:
         observer: SweepObserver | ProgressObserver = SweepObserver()
     else:
         observer = ProgressObserver(
             lambda todo: estimate_line(sweep, todo, estimate(sweep, todo, rates), budget)
         )
-    if not (quiet or as_json):
+    if not silent:
         err_console.print(
             "checked before the sweep (against the reference, or by one run): "
             + ", ".join(dict.fromkeys(c.benchmark for c in checked)),

@@ -29,10 +29,17 @@ def _worst(rows: list[dict[str, Any]]) -> str:
 
 
 def _ratio(noise: dict[str, Any]) -> str:
-    """``median / p90`` of error over repeat noise, '-' where there is none."""
+    """``median, p90`` of error over a floor, '-' where there is none."""
     if noise["ratio_median"] is None or noise["ratio_p90"] is None:
         return "-"
     return f"{noise['ratio_median']:.2f}, {noise['ratio_p90']:.2f}"
+
+
+def _floor(noise: dict[str, Any]) -> str:
+    """``median, p90`` of a floor in %, with the points it rests on; '-' where none."""
+    if noise["noise_median_pct"] is None or noise["noise_p90_pct"] is None:
+        return "-"
+    return f"{noise['noise_median_pct']:.2f}%, {noise['noise_p90_pct']:.2f}% (n {noise['n']})"
 
 
 def _layers(counts: dict[str, int]) -> str:
@@ -52,6 +59,8 @@ def _table(report: dict[str, Any], part: str, title: str) -> None:
             "noise_med": r[part]["noise"]["noise_median_pct"],
             "noise_p90": r[part]["noise"]["noise_p90_pct"],
             "ratio": _ratio(r[part]["noise"]),
+            "retest": _floor(r[part]["retest"]),
+            "retest_ratio": _ratio(r[part]["retest"]),
             "layers": _layers(r[part]["layers"]),
             "worst": _worst(r[part]["worst"]),
         }
@@ -69,6 +78,8 @@ def _table(report: dict[str, Any], part: str, title: str) -> None:
             ("noise_med", "noise median", _pct),
             ("noise_p90", "noise p90", _pct),
             ("ratio", "error / noise median, p90", None),
+            ("retest", "test-retest median, p90", None),
+            ("retest_ratio", "error / test-retest median, p90", None),
             ("layers", "answered by", None),
             ("worst", "worst points", None),
         ],
@@ -87,7 +98,10 @@ def validate(
         typer.Option(
             "--method",
             "-m",
-            help="Methods/baselines (default all: linear, pchip, logcurve, eq5, roofline, escape).",
+            help=(
+                "Methods/baselines, repeated or a,b "
+                "(default all: linear, pchip, logcurve, eq5, roofline, escape)."
+            ),
         ),
     ] = None,
     fit_run: Annotated[
@@ -116,7 +130,10 @@ def validate(
     (collect --passes; a one-pass point compares the halves of its samples, a
     lower bound); "error / noise" divides the error's median by the noise's
     median and its p90 by the noise's p90: near 1, a prediction is as good as
-    measuring the point again.  The independent check fits on some runs and
+    measuring the point again.  "test-retest" is the scatter of the same points
+    between separate collections (each run's median against the next run's),
+    where two or more measured them: what measuring the shape again later gives,
+    the floor to judge a prediction against.  The independent check fits on some runs and
     predicts the shapes of others that were not fitted: --fit-run/--check-run,
     else runs tagged `validation` (benchdb collect --tag validation) against the
     rest, else the latest run
@@ -144,7 +161,7 @@ def validate(
             machine=machine,
             host=host,
             kernels=split(kernel) or None,
-            methods=method,
+            methods=split(method) or None,
             threads=threads,
             precision=precision,
             environment_id=environment,
@@ -162,6 +179,12 @@ def validate(
             "check",
             f"independent check: fit runs {report['fit_runs']} -> check runs "
             f"{report['check_runs']} ({report['split_rule']})",
+        )
+    if not any(r[p]["retest"]["n"] for r in report["results"] for p in ("loo", "check")):
+        console.print(
+            "[dim]test-retest: no point was measured in two collections; collect the "
+            "check shapes twice (benchdb collect --tag validation --sizes ..., run again) "
+            "to see how far measuring again later moves them[/]"
         )
     console.print(
         "[dim]baselines (eq5, roofline, escape) are fitted per machine: their LOO columns "

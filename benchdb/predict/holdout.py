@@ -16,16 +16,18 @@ import numpy as np
 
 from .curve import median_rate
 from .lookup import Lookup
-from .noise import RepeatNoise, repeat_noise
+from .noise import RepeatNoise, repeat_noise, retest_noise
 
 
 @dataclass(frozen=True)
 class Checked:
-    """One checked point: its error, what it is, and its repeat noise."""
+    """One checked point: its error, what it is, its repeat noise, and its
+    test-retest scatter where separate collections measured it."""
 
     error_pct: float
     about: dict[str, Any]  # shape, footprint_bytes (flags, layer where known)
     noise: RepeatNoise | None
+    retest: RepeatNoise | None = None
 
 
 def error_pct(measured: Any, predicted: Any) -> Any:
@@ -60,5 +62,12 @@ def answer_path_loo(lookup: Lookup) -> tuple[list[Checked], int]:
             "footprint_bytes": float(rows[0]["footprint_bytes"]),
             "layer": str(answer.layer[0]),
         }
-        out.append(Checked(float(error_pct(measured, answer.rate[0])), about, repeat_noise(rows)))
+        out.append(
+            Checked(
+                float(error_pct(measured, answer.rate[0])),
+                about,
+                repeat_noise(rows),
+                retest_noise(rows),
+            )
+        )
     return out, outside

@@ -17,6 +17,13 @@ go, which is what a later measurement meets; the spread of samples taken back
 to back does not.  Only where a point has a single pass in a single run are
 its samples split in halves (first against second) instead, marked ``samples``:
 a lower bound, since the halves share one spell of the host.
+
+Test-retest.  What a user meets who collects the same shape again later is the
+scatter between *collections*: each run's figure for the point (its median, the
+value ``predict`` reads) against the next run's.  Passes of one collection share
+its set-up, its compiled code and often one spell of the host; separate
+collections minutes or hours apart do not, so their scatter is the floor a
+prediction of a new measurement is judged against.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ class NoiseBasis(StrEnum):
 
     PASSES = "passes"  # passes and/or runs: repeats minutes apart
     SAMPLES = "samples"  # one pass only: its two halves (a lower bound)
+    RUNS = "runs"  # separate collections: the test-retest floor
 
 
 @dataclass(frozen=True)
@@ -81,6 +89,21 @@ def repeat_noise(rows: Sequence[Mapping[str, Any]]) -> RepeatNoise | None:
         basis = NoiseBasis.SAMPLES
     m = np.asarray(medians)
     return RepeatNoise(float(np.median(np.abs(m[1:] / m[:-1] - 1.0))), basis, len(medians))
+
+
+def retest_noise(rows: Sequence[Mapping[str, Any]]) -> RepeatNoise | None:
+    """The test-retest scatter of the measurements ``rows`` of one point: the median
+    over consecutive runs (by run id) of ``|m_b / m_a - 1|``, ``m`` a run's median of
+    the point (the median of its rows' medians where a run holds several); None
+    unless two runs measured it."""
+    by_run: dict[int, list[float]] = {}
+    for row in rows:
+        by_run.setdefault(int(row["run_id"]), []).append(float(row["t_median"]))
+    medians = np.array([np.median(by_run[r]) for r in sorted(by_run)])
+    if len(medians) < 2:
+        return None
+    rel = float(np.median(np.abs(medians[1:] / medians[:-1] - 1.0)))
+    return RepeatNoise(rel, NoiseBasis.RUNS, len(medians))
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,11 @@ Per kernel and method: the number of points, the median and 90th percentile
 absolute % error, the maximum, the worst points, how many points each layer
 answered, and beside the error the repeat noise of the same points
 (:mod:`.noise`: the spread between their passes) with the ratios error/noise
-(median and p90): near 1 the predictions are as good as measuring again.
+(median and p90): near 1 the predictions are as good as measuring again.  Where
+the same points were measured in two or more collections (the check shapes
+collected twice, ``benchdb collect --tag validation`` run again), the
+test-retest scatter between those collections is reported beside it with its
+own ratios: the floor a user who measures the shape again later meets.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from .holdout import Checked, answer_path_loo, error_pct
 from .lookup import bare_lookup
 from .machine_data import KernelCurve, MachineData, machine_data
 from .methods import METHODS
-from .noise import AgainstNoise, RepeatNoise, repeat_noise
+from .noise import AgainstNoise, RepeatNoise, repeat_noise, retest_noise
 from .source import MachineCaches, machine_rows, resolve_machine_caches
 
 if TYPE_CHECKING:
@@ -101,7 +105,9 @@ def _summary(errors: list[Checked]) -> dict[str, Any]:
     for c in errors:
         if "layer" in c.about:
             layers[c.about["layer"]] = layers.get(c.about["layer"], 0) + 1
-    against = asdict(AgainstNoise.of([c.error_pct for c in errors], [c.noise for c in errors]))
+    errs = [c.error_pct for c in errors]
+    against = asdict(AgainstNoise.of(errs, [c.noise for c in errors]))
+    retest = asdict(AgainstNoise.of(errs, [c.retest for c in errors]))
     if not errors:
         return {
             "n": 0,
@@ -111,6 +117,7 @@ def _summary(errors: list[Checked]) -> dict[str, Any]:
             "worst": [],
             "layers": layers,
             "noise": against,
+            "retest": retest,
         }
     abs_err = np.abs([c.error_pct for c in errors])
     order = np.argsort(-abs_err)[:WORST]
@@ -129,6 +136,7 @@ def _summary(errors: list[Checked]) -> dict[str, Any]:
         ],
         "layers": layers,
         "noise": against,
+        "retest": retest,
     }
 
 
@@ -138,6 +146,10 @@ def _check_points(
     """Check-run measurements of ``kernel`` whose shape was not fitted (nor, for a
     square, its footprint)."""
     kc = data.curves[kernel]
+    same_point: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r["kernel"] == kernel and r["valid"] and r["context"] == kc.context:
+            same_point.setdefault(str(r["shape_key"]), []).append(r)
     fitted = set(kc.curve.footprint.tolist())
     fitted_shapes = {s for shapes in kc.curve.shapes for s in shapes}
     fitted_shapes.update(kc.curve.rectangles.shapes)
@@ -159,15 +171,18 @@ def _check_points(
                 "flags": list(r["flags"] or []),
                 "run_id": int(r["run_id"]),
                 "noise": repeat_noise([r]),
+                "retest": retest_noise(same_point[str(r["shape_key"])]),
             }
         )
     return out
 
 
-def _point_noise(kc: KernelCurve) -> list[RepeatNoise | None]:
-    """Per point of ``kc``'s curve, the repeat noise of the measurements it combines."""
+def _point_noise(kc: KernelCurve) -> list[tuple[RepeatNoise | None, RepeatNoise | None]]:
+    """Per point of ``kc``'s curve, the repeat noise and the test-retest scatter of the
+    measurements it combines."""
     by_id = {int(r["measurement_id"]): r for r in kc.selection.rows}
-    return [repeat_noise([by_id[m] for m in mids]) for mids in kc.curve.measurement_ids]
+    point_rows = [[by_id[m] for m in mids] for mids in kc.curve.measurement_ids]
+    return [(repeat_noise(rows), retest_noise(rows)) for rows in point_rows]
 
 
 def validate(
@@ -257,7 +272,7 @@ def validate(
                             "shape": ",".join(kc.curve.shapes[i]),
                             "footprint_bytes": float(kc.curve.footprint[i]),
                         },
-                        point_noise[i],
+                        *point_noise[i],
                     )
                     for i, e in enumerate(loo)
                     if np.isfinite(e) and 0 < i < len(loo) - 1
@@ -277,23 +292,24 @@ def validate(
                 about = {k: c[k] for k in ("shape", "footprint_bytes", "flags")}
                 if layer is not None:
                     about["layer"] = str(layer[i])
-                noise = c["noise"]
+                noise, retest = c["noise"], c["retest"]
                 points.append(
                     {
                         "kernel": kernel,
                         "method": name,
-                        **{k: v for k, v in c.items() if k not in ("extents", "noise")},
+                        **{k: v for k, v in c.items() if k not in ("extents", "noise", "retest")},
                         **({"layer": about["layer"]} if "layer" in about else {}),
                         "predicted_rate": float(p),
                         "error_pct": e,
                         "noise_pct": None if noise is None else 100.0 * noise.rel,
+                        "retest_pct": None if retest is None else 100.0 * retest.rel,
                         "extrapolated": extrapolated,
                     }
                 )
                 if extrapolated:
                     outside += 1
                 else:
-                    check_err.append(Checked(e, about, noise))
+                    check_err.append(Checked(e, about, noise, retest))
             results.append(
                 {
                     "kernel": kernel,

@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from benchdb.predict import predict
-from benchdb.predict.noise import AgainstNoise, NoiseBasis, RepeatNoise, repeat_noise
+from benchdb.predict.noise import (
+    AgainstNoise,
+    NoiseBasis,
+    RepeatNoise,
+    repeat_noise,
+    retest_noise,
+)
 from benchdb.predict.validate import validate
 
 from .synth import add_run, cli, log_linear, square_sizes, step_curve
@@ -129,3 +135,46 @@ def test_a_lookup_without_a_shape_answers_as_one_never_given_it(sdb) -> None:
         assert list(got.layer) == list(want.layer), left_out
         np.testing.assert_allclose(got.rate, want.rate, rtol=1e-12)
         np.testing.assert_allclose(got.uncertainty_rel, want.uncertainty_rel, rtol=1e-12)
+
+
+def test_retest_noise_is_between_collections_only() -> None:
+    rows = [
+        {"run_id": 3, "t_median": 1.2},
+        {"run_id": 1, "t_median": 1.0},
+        {"run_id": 2, "t_median": 1.1},
+    ]
+    got = retest_noise(rows)
+    assert got is not None and got.basis is NoiseBasis.RUNS and got.repeats == 3
+    assert got.rel == pytest.approx(np.median([0.1, 1.2 / 1.1 - 1]))  # in run order
+    assert retest_noise(rows[:1]) is None  # passes of one run are not a retest
+    two_rows_one_run = [{"run_id": 1, "t_median": 1.0}, {"run_id": 1, "t_median": 2.0}]
+    assert retest_noise(two_rows_one_run) is None
+
+
+def test_validate_reports_test_retest_when_check_shapes_were_collected_twice(
+    sdb, sqlite_url: str, capsys
+) -> None:
+    odd = [(37, 37), (111, 111), (333, 333), (777, 777)]
+    add_run(sdb, "stencil2d5", SQUARES, log_linear)
+    add_run(sdb, "stencil2d5", odd, log_linear, tags=["validation"])
+    add_run(sdb, "stencil2d5", odd, log_linear, tags=["validation"], scale_at={odd[1]: 1 / 1.1})
+    report = validate(sdb, kernels=["stencil2d5"], methods=["linear"])
+    check = report["results"][0]["check"]
+    retest = check["retest"]
+    assert retest["basis"] == "runs" and retest["n"] == check["n"] == 2 * len(odd)
+    assert retest["noise_median_pct"] == pytest.approx(0.0, abs=1e-9)
+    assert retest["noise_p90_pct"] == pytest.approx(10.0)  # 111x111 ran 1.1x longer
+    assert report["results"][0]["loo"]["retest"]["n"] == 0  # the fit sweep ran once
+    slow = [p for p in report["check_points"] if p["shape"] == "111x111"]
+    assert [p["retest_pct"] for p in slow] == [pytest.approx(10.0)] * 2
+    proc = cli(capsys, "validate", "--db", sqlite_url, "-k", "stencil2d5", "-m", "linear")
+    assert proc.returncode == 0, proc.stderr
+    assert "test-retest" in proc.stdout and "no point was measured in two" not in proc.stdout
+
+
+def test_validate_says_how_to_see_the_test_retest_floor(sdb, sqlite_url: str, capsys) -> None:
+    add_run(sdb, "stencil2d5", SQUARES, log_linear)
+    proc = cli(capsys, "validate", "--db", sqlite_url, "-k", "stencil2d5", "-m", "linear,pchip")
+    assert proc.returncode == 0, proc.stderr  # methods as a,b, as --kernel takes them
+    assert "no point was measured in two collections" in " ".join(proc.stdout.split())
+    assert "pchip" in proc.stdout

@@ -13,16 +13,25 @@ The same model twice: the shallow-water model in Fortran 90
 
 It prints, per code and method, the median, 90th percentile and maximum of
 |predicted / measured - 1| over shapes x loops, and beside it the *floor*: the
-same points measured twice, |b / a - 1|.
+same points measured twice, in two collections minutes apart, |b / a - 1| (the
+test-retest scatter), and the ratios error / floor, median over median and p90
+over p90 (issue 32's criterion: within 1.3x quiet, 1.5x under the bursty
+condition).
+
+``--condition`` runs every collection with the co-runners of
+``co_runners.py`` (bursty, saturated, memory); ``--refine SECONDS`` runs
+``benchdb refine`` on each code's sweep before anything is held out.
 
 The held-out shapes are fixed by a rule, from this machine's caches, before
 anything is measured: ``--shapes`` footprints at the geometric midpoints of
-as many equal intervals (in log footprint) from half of L1 to 8x the
-last-level cache, with aspects (rows along the contiguous M axis over N)
-cycling through 3, 1/2, 5/3, 2/5, 2 and 1/3, and odd extents; a shape the
-sweep measures itself is moved to the next odd M.
+as many equal intervals (in log footprint) from half of L1 to the end of the
+default sweep (``DEFAULT_DENSITY.end_multiple`` x the last-level cache), with
+aspects (rows along the contiguous M axis over N) cycling through 3, 1/2, 5/3,
+2/5, 2 and 1/3, and odd extents; a shape the sweep measures itself is moved to
+the next odd M.
 
     python benchmarks/heldout_programs.py [--workdir DIR] [--shapes 12] [--quick]
+    python benchmarks/heldout_programs.py --condition bursty --refine 120
 """
 
 from __future__ import annotations
@@ -37,10 +46,12 @@ from pathlib import Path
 
 import numpy as np
 from benchdb.collectors.plan import build_plan
+from benchdb.collectors.sizes import DEFAULT_DENSITY
 from benchdb.kernels.catalog import SHALLOW_ARRAYS, SHALLOW_LOOPS
 from benchdb.kernels.geometry import SHALLOW
 from benchdb.kernels.sources import load_catalog
-from heldout_common import measured, summary
+from co_runners import CO_RUNNERS, co_runners
+from heldout_common import Stats, measured, summary
 
 from benchdb.db.engine import open_database
 from benchdb.machine import detect_machine
@@ -67,7 +78,7 @@ def heldout_shapes(count: int) -> list[tuple[int, int]]:
     l1 = machine.data_caches()[0].size_bytes
     llc = machine.last_level_cache().size_bytes
     swept = {p.shape for p in build_plan(machine, kernels=["shallow"]).points}
-    lo, hi = math.log(l1 / 2), math.log(8 * llc)
+    lo, hi = math.log(l1 / 2), math.log(DEFAULT_DENSITY.end_multiple * llc)
     shapes = []
     for i in range(count):
         footprint = math.exp(lo + (hi - lo) * (i + 0.5) / count)
@@ -87,6 +98,30 @@ def benchdb(*args: str) -> None:
     print(f"  {' '.join(args[:3])} ... done in {time.monotonic() - t0:.0f} s", flush=True)
 
 
+def collect_all(urls: dict[str, str], sizes: str, sweep: list[str], refine: float) -> None:
+    """Each code's sweep (refined for ``refine`` seconds if given), then the held-out
+    shapes twice, the codes alternating."""
+    for option, target, prefix in CODES.values():
+        benchdb("collect", option, target, *sweep, "--quiet", "--db", urls["sweep"])
+        if refine > 0:
+            spec = [option, target] if option == "--program" else []
+            benchdb("refine", *spec, "-k", prefix, "--time-budget", f"{refine:g}",
+                    "--quiet", "--db", urls["sweep"])  # fmt: skip
+    for copy in ("heldout_a", "heldout_b"):
+        for option, target, _ in CODES.values():
+            benchdb("collect", option, target, "--sizes", sizes, "--quiet", "--db", urls[copy])
+
+
+def ratios(errors: list[np.ndarray], floor: list[np.ndarray]) -> str:
+    """Error over floor: median over median, p90 over p90 (the points both have)."""
+    e, f = np.concatenate(errors), np.concatenate(floor)
+    ok = np.isfinite(e) & np.isfinite(f)
+    err, flo = Stats.of(e[ok]), Stats.of(f[ok])
+    if not err.n or not flo.median or not flo.p90:
+        return "no points"
+    return f"median {err.median / flo.median:5.2f}x  p90 {err.p90 / flo.p90:5.2f}x"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", type=Path, help="where the databases go (default: a temp dir)")
@@ -95,6 +130,12 @@ def main() -> None:
     parser.add_argument("--methods", default="pchip,linear", help="prediction methods")
     parser.add_argument("--skip-collect", action="store_true", help="reuse the workdir's databases")
     parser.add_argument("--detail", action="store_true", help="also the errors per shape")
+    parser.add_argument(
+        "--condition", choices=sorted(CO_RUNNERS), default="quiet", help="co-runners, collecting"
+    )
+    parser.add_argument(
+        "--refine", type=float, default=0, metavar="SECONDS", help="refine each sweep first"
+    )
     args = parser.parse_args()
     work = (args.workdir or Path(tempfile.mkdtemp(prefix="heldout-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -109,12 +150,10 @@ def main() -> None:
     print(f"their footprints: {', '.join(f'{f / 2**20:.3g} MiB' for f in fp)}")
     load_catalog([SPEC], installed=False)  # builds the program before anything is timed
     sweep = ["--quick"] if args.quick else []
+    print(f"condition: {args.condition}")
     if not args.skip_collect:
-        for option, target, _ in CODES.values():
-            benchdb("collect", option, target, *sweep, "--quiet", "--db", urls["sweep"])
-        for copy in ("heldout_a", "heldout_b"):
-            for option, target, _ in CODES.values():
-                benchdb("collect", option, target, "--sizes", sizes, "--quiet", "--db", urls[copy])
+        with co_runners(args.condition, max_seconds=3600):
+            collect_all(urls, sizes, sweep, args.refine)
     db = open_database(urls["sweep"])
     print()
     for code, (_, _, prefix) in CODES.items():
@@ -130,6 +169,8 @@ def main() -> None:
         for method, errs in errors.items():
             print(f"{code:8s} {method:7s} prediction  {summary(np.concatenate(errs))}")
         print(f"{code:8s} floor   measured twice {summary(np.concatenate(floor))}")
+        for method, errs in errors.items():
+            print(f"{code:8s} {method:7s} error / floor  {ratios(errs, floor)}")
         if args.detail:
             first = next(iter(errors))
             print(f"  per shape, median over the loops: |{first} error|, |floor|")

@@ -41,14 +41,11 @@ import argparse
 import itertools
 import json
 import math
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +55,7 @@ from benchdb.collectors.probes import Probe
 from benchdb.collectors.record import DISTURBED, NOISY, add_pass, measurement_rows
 from benchdb.collectors.timing import PointTiming, time_point
 from benchdb.kernels.sources import load_catalog
+from co_runners import CO_RUNNERS, co_runners
 
 from benchdb.query import shape_key
 
@@ -72,55 +70,6 @@ POINTS: tuple[tuple[str, tuple[int, ...]], ...] = (
     ("stream.triad", (8_000_000,)),
 )
 PROGRAM_POINTS = ((200, 200), (800, 800))
-
-BURSTY = """
-import random, sys, time
-deadline = time.time() + float(sys.argv[1])
-time.sleep(random.random())
-while time.time() < deadline:
-    start = time.time()
-    while time.time() - start < 0.2:
-        pass
-    time.sleep(0.8)
-"""
-SPIN = """
-import sys, time
-deadline = time.time() + float(sys.argv[1])
-while time.time() < deadline:
-    pass
-"""
-STREAM = """
-import sys, time
-import numpy as np
-deadline = time.time() + float(sys.argv[1])
-a = np.ones(2**25)
-b = np.empty_like(a)
-while time.time() < deadline:
-    np.copyto(b, a)
-"""
-CO_RUNNERS = {
-    "quiet": (),
-    "bursty": (BURSTY, BURSTY),
-    "saturated": (SPIN,) * (os.cpu_count() or 1),
-    "memory": (STREAM,),
-}
-
-
-@contextmanager
-def co_runners(condition: str, max_seconds: float) -> Iterator[None]:
-    """The condition's co-runner processes, running for the block; killed after it."""
-    procs = [
-        subprocess.Popen([sys.executable, "-c", code, str(max_seconds)])
-        for code in CO_RUNNERS[condition]
-    ]
-    try:
-        time.sleep(0.5 if procs else 0)  # let them start (numpy's import, the first burst)
-        yield
-    finally:
-        for p in procs:
-            p.kill()
-        for p in procs:
-            p.wait()
 
 
 def catalog(with_program: bool):  # type: ignore[no-untyped-def]

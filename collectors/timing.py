@@ -51,8 +51,7 @@ class PointTiming:
 
     ``evidence`` holds, in the order taken, what the operating system saw during
     each sample (shared by every kernel the sample timed); empty where none was
-    read (a distributed step timed over MPI).  ``wanted``: the clean samples the
-    pass asked for; 0 with no evidence.
+    read.  ``wanted``: the clean samples the pass asked for; 0 with no evidence.
     """
 
     repetitions: int

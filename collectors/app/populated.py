@@ -6,7 +6,12 @@ last-level cache, so a loop runs slower when its neighbours are busy.  The
 collectors time one process; here every rank of an ``mpiexec -n P`` job
 prepares the same point and times it in lock step (a barrier before every
 sample; rank 0 calibrates the repetitions and broadcasts them), so every
-sample is taken with all P processes busy on the same work.  Each point is
+sample is taken with all P processes busy on the same work.  Every rank reads
+its own disturbance evidence around each sample (:mod:`..probes`); a sample is
+as disturbed as its most disturbed rank (the ranks step in lock step, so one
+rank off its core holds up the rest), and the ranks agree on it at once, so
+that all of them retake it together, as a single collector does, up to
+:data:`..timing.RETAKES_PER_SAMPLE` more per sample.  Each point is
 stepped the way a P-rank run steps its block, not as the serial benchmark
 does (:mod:`.instep`: the loops run slower that way), so the curve
 has the run's ten loops and copy, without the serial boundary phases.  Like the
@@ -34,17 +39,25 @@ from benchdb.app.context import LoopContext
 from benchdb.db.engine import Database
 from benchdb.db.repo import register_kernel
 from benchdb.errors import UserError
+from benchdb.evidence import Evidence, from_columns, to_columns
 from benchdb.runs import recorded_run
 from benchdb.units import fmt_bytes
 
 from ...kernels import get_benchmark
 from ..plan import Point, SweepPlan, build_plan
+from ..probes import Probe
 from ..record import add_pass, measurement_rows
-from ..timing import PointTiming, calibrate
+from ..timing import RETAKES_PER_SAMPLE, PointTiming, calibrate
 from .instep import DistributedStepPoint
 from .launch import failure_message, run_mpi
 
 MODULE = "benchdb.collectors.app.populated"
+
+
+def most_disturbed(evidence: Sequence[Evidence]) -> Evidence:
+    """The evidence of a lock-step sample: that of the rank which lost the largest share
+    of its wall time (the sample is as disturbed as its most disturbed rank)."""
+    return max(evidence, key=lambda e: e.lost_s / e.wall_s if e.wall_s > 0 else 0.0)
 
 
 def _time_point(comm: Any, point: Point, sample_time: float, samples: int) -> dict[str, Any]:
@@ -53,18 +66,33 @@ def _time_point(comm: Any, point: Point, sample_time: float, samples: int) -> di
     prepared = DistributedStepPoint(point.shape, point.precision)
     checksum = prepared.checksum()  # after the forward step: the same in every pass
     prepared.run(1)  # warm-up
-    reps = comm.bcast(calibrate(prepared, sample_time) if comm.rank == 0 else None, root=0)
     mine: dict[str, list[float]] = {}
-    for _ in range(samples):
-        comm.Barrier()
-        for kernel, seconds in prepared.run(reps).items():
-            mine.setdefault(kernel, []).append(seconds / reps)
+    seen: list[Evidence] = []
+    with Probe() as probe:
+        reps = comm.bcast(
+            calibrate(prepared, sample_time, probe) if comm.rank == 0 else None, root=0
+        )
+        clean = 0
+        while clean < samples and len(seen) < samples * (1 + RETAKES_PER_SAMPLE):
+            comm.Barrier()
+            times, evidence = probe.measure(lambda: prepared.run(reps))
+            for kernel, seconds in times.items():
+                mine.setdefault(kernel, []).append(seconds / reps)
+            seen.append(evidence)
+            clean += not comm.allreduce(evidence.disturbed)  # any rank: all retake
     prepared.close()
-    every = comm.gather(mine, root=0)
+    every = comm.gather((mine, seen), root=0)
     if comm.rank != 0:
         return {}
-    per_kernel = {k: np.mean([r[k] for r in every], axis=0).tolist() for k in mine}
-    return {"repetitions": reps, "samples": per_kernel, "checksum": checksum}
+    per_kernel = {k: np.mean([r[k] for r, _ in every], axis=0).tolist() for k in mine}
+    lock_step = [most_disturbed(ranks) for ranks in zip(*(e for _, e in every), strict=True)]
+    return {
+        "repetitions": reps,
+        "samples": per_kernel,
+        "checksum": checksum,
+        "evidence": to_columns(lock_step),
+        "wanted": samples,
+    }
 
 
 def main(argv: list[str]) -> None:
@@ -85,6 +113,15 @@ def main(argv: list[str]) -> None:
     except BaseException as exc:  # one line, and the whole job ends
         print(f"rank {comm.rank}: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         comm.Abort(1)
+
+
+def _timing(result: dict[str, Any]) -> PointTiming:
+    """One pass's result of a point, as the ranks wrote it, with its evidence."""
+    n = len(next(iter(result["samples"].values()), []))
+    evidence = tuple(e for e in from_columns(result["evidence"], n) if e is not None)
+    return PointTiming(
+        result["repetitions"], result["samples"], result["checksum"], evidence, result["wanted"]
+    )
 
 
 def check_ranks(ranks: int, cores: int) -> None:
@@ -142,9 +179,7 @@ def calibrate_populated(
         db.session() as s,
     ):
         for point, passes in zip(plan.points, results, strict=True):
-            first, *later = (
-                PointTiming(r["repetitions"], r["samples"], r["checksum"]) for r in passes
-            )
+            first, *later = (_timing(r) for r in passes)
             rows = measurement_rows(
                 run.id,
                 point,

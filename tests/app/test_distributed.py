@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from benchdb.collectors.app.collect import AppRunRequest, execute, validate
-from benchdb.collectors.app.populated import calibrate_populated
+from benchdb.collectors.app.populated import calibrate_populated, most_disturbed
 from benchdb.kernels import get_benchmark
 from benchdb.kernels.shallow_model import ShallowState
 from sqlalchemy import func, select
@@ -23,6 +23,7 @@ from benchdb.app.shallow_app import STEP_KERNELS
 from benchdb.db.engine import open_database
 from benchdb.db.models import AppRun, Measurement, Run
 from benchdb.errors import UserError
+from benchdb.evidence import Evidence, from_columns
 from tests.clihelpers import assert_user_error, benchdb
 
 pytestmark = pytest.mark.mpi
@@ -186,5 +187,17 @@ def test_populated_calibration_pools_passes(sqlite_url: str) -> None:
         assert len(rows) == stored == 2 * len(STEP_KERNELS)
         assert {r.context for r in rows} == {"fullstep:ppn2"}
         assert {r.passes for r in rows} == {3}
-        assert all(len(r.samples) == 15 and r.valid for r in rows)
+        assert all(r.valid for r in rows)
+        # every rank read its evidence; a disturbed sample was retaken by all of them
+        assert all(len(r.samples) == 15 or "disturbed" in r.flags for r in rows)
+        assert all(len(r.evidence["wall_s"]) == len(r.samples) for r in rows)
+        aside = [from_columns(r.set_aside, len(r.set_aside.get("t_s", []))) for r in rows]
+        assert all(e is not None and e.disturbed for each in aside for e in each)
     db.close()
+
+
+def test_a_lock_step_sample_is_as_disturbed_as_its_most_disturbed_rank() -> None:
+    quiet = Evidence(0.02, 0.02, 0.0, 0, 0.0, 0.0)
+    hit = Evidence(0.03, 0.02, 0.01, 3, 0.0, 0.01)
+    assert most_disturbed([quiet, hit, quiet]) is hit and hit.disturbed
+    assert not most_disturbed([quiet, quiet]).disturbed

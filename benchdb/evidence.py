@@ -42,6 +42,29 @@ class Evidence:
         return self.lost_s > LOST_FRACTION * self.wall_s
 
 
+def lost_fraction(evidence: Evidence) -> float:
+    """The share of its wall time a sample lost to other tasks."""
+    return evidence.lost_s / evidence.wall_s if evidence.wall_s > 0 else 0.0
+
+
+def most_disturbed(evidence: Sequence[Evidence]) -> Evidence:
+    """The evidence of a sample that several processes took in lock step (MPI ranks
+    started by a barrier): that of the one which lost the largest share of its wall
+    time.  One rank off its core holds up the others, so the sample is as disturbed
+    as its most disturbed rank."""
+    return max(evidence, key=lost_fraction)
+
+
+def kept_and_set_aside(evidence: Sequence[Evidence | None]) -> tuple[list[int], list[int]]:
+    """Which samples a statistic uses, and which are set aside, by index: the clean
+    ones (no evidence counts as clean) and the disturbed ones; every sample where none
+    is clean (its median then stands for what was measured, flagged)."""
+    clean = [i for i, e in enumerate(evidence) if e is None or not e.disturbed]
+    if not clean:
+        return list(range(len(evidence))), []
+    return clean, [i for i, e in enumerate(evidence) if e is not None and e.disturbed]
+
+
 FIELDS = tuple(Evidence.__dataclass_fields__)
 _DIGITS = 7  # seconds are stored to 0.1 us: the probe's own cost is tens of microseconds
 

@@ -31,7 +31,13 @@ from dataclasses import dataclass
 
 from benchdb.app.context import FULLSTEP
 from benchdb.db.models import Measurement
-from benchdb.evidence import Evidence, from_columns, set_aside_count, to_columns
+from benchdb.evidence import (
+    Evidence,
+    from_columns,
+    kept_and_set_aside,
+    set_aside_count,
+    to_columns,
+)
 from benchdb.predict.noise import pass_sizes
 from benchdb.query import shape_key
 from benchdb.stats import summarize
@@ -105,13 +111,14 @@ def _summarise_into(
     """Set ``row``'s samples, statistics, rates, validity and flags from ``taken``: the
     clean samples when there are any; ``disturbed`` when fewer than ``wanted`` are."""
     reasons = _reasons(row)
-    clean = [t for t in taken if t.clean]
-    kept = sorted(clean or taken, key=lambda t: t.pass_index)  # stable: in order, by pass
+    keep, set_aside = kept_and_set_aside([t.evidence for t in taken])
+    clean = sum(taken[i].clean for i in keep)
+    kept = sorted((taken[i] for i in keep), key=lambda t: t.pass_index)  # stable, by pass
     samples = [t.t for t in kept]
     row.samples = samples
     row.evidence = to_columns([t.evidence for t in kept])
     row.pass_counts = [sum(t.pass_index == p for t in kept) for p in range(row.passes + 1)]
-    aside = [t for t in taken if clean and not t.clean]
+    aside = [taken[i] for i in set_aside]
     row.set_aside = (
         {
             "t_s": [t.t for t in aside],
@@ -128,7 +135,7 @@ def _summarise_into(
         return
     st = summarize(samples)
     flags = [NOISY] if st.noisy else []
-    if len(clean) < wanted:
+    if clean < wanted:
         flags.append(DISTURBED)
     if st.t_median <= 0:
         flags.append(NONPOSITIVE)

@@ -41,7 +41,7 @@ RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 # The alembic revision that creates exactly this metadata.  Opening a database
 # already at this revision needs no alembic import (a fast `benchdb predict`);
 # tests/db/test_migrations.py fails if a new revision forgets to bump it.
-SCHEMA_HEAD = "0009"
+SCHEMA_HEAD = "0010"
 
 
 def utcnow() -> datetime:
@@ -243,7 +243,10 @@ class CommMeasurement(Base):
     """One point of an MPI communication benchmark (ping-pong, pairs, halo, allreduce).
 
     ``params_key`` is a canonical string of the benchmark's other parameters
-    (decomposition, halo width, ...) so a point is unique per run.
+    (decomposition, halo width, ...) so a point is unique per run.  ``samples``
+    holds the clean samples, ``evidence`` what the operating system saw during each
+    and ``set_aside`` the disturbed ones, as in :class:`Measurement` (empty for
+    points measured before evidence was read).
     """
 
     __tablename__ = "comm_measurement"
@@ -272,6 +275,8 @@ class CommMeasurement(Base):
     params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     repetitions: Mapped[int] = mapped_column(Integer)
     samples: Mapped[list[Any]] = mapped_column(JSON)
+    evidence: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
+    set_aside: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
     t_min: Mapped[float] = mapped_column(Float)
     t_median: Mapped[float] = mapped_column(Float)
     t_iqr: Mapped[float] = mapped_column(Float)

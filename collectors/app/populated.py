@@ -39,7 +39,7 @@ from benchdb.app.context import LoopContext
 from benchdb.db.engine import Database
 from benchdb.db.repo import register_kernel
 from benchdb.errors import UserError
-from benchdb.evidence import Evidence, from_columns, to_columns
+from benchdb.evidence import Evidence, from_columns, most_disturbed, to_columns
 from benchdb.runs import recorded_run
 from benchdb.units import fmt_bytes
 
@@ -52,12 +52,6 @@ from .instep import DistributedStepPoint
 from .launch import failure_message, run_mpi
 
 MODULE = "benchdb.collectors.app.populated"
-
-
-def most_disturbed(evidence: Sequence[Evidence]) -> Evidence:
-    """The evidence of a lock-step sample: that of the rank which lost the largest share
-    of its wall time (the sample is as disturbed as its most disturbed rank)."""
-    return max(evidence, key=lambda e: e.lost_s / e.wall_s if e.wall_s > 0 else 0.0)
 
 
 def _time_point(comm: Any, point: Point, sample_time: float, samples: int) -> dict[str, Any]:

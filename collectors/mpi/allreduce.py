@@ -60,7 +60,8 @@ def allreduce(
                     return elapsed
 
                 timed = measure(comm, run, samples=samples, min_time=min_time)
-                yield CommPoint(
+                yield CommPoint.measured(
+                    timed,
                     benchmark="allreduce",
                     ranks=p,
                     nodes=len({infos[r].node for r in range(p)}),
@@ -69,8 +70,6 @@ def allreduce(
                     message_bytes=count * 8,
                     params_key="",
                     params={"op": "sum", "dtype": "float64", "time": "slowest rank"},
-                    repetitions=timed.repetitions,
-                    samples=timed.samples,
                 )
         finally:
             if sub != MPI.COMM_NULL:

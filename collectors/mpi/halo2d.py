@@ -92,7 +92,8 @@ def halo2d(
                 samples=samples,
                 min_time=min_time,
             )
-            yield CommPoint(
+            yield CommPoint.measured(
+                timed,
                 benchmark="halo2d",
                 ranks=comm.size,
                 nodes=node_count(infos),
@@ -114,8 +115,6 @@ def halo2d(
                     "mpi_y_samples": timed.extra[1],
                     "mpi_note": "seconds inside MPI per phase (post to Waitall), slowest rank",
                 },
-                repetitions=timed.repetitions,
-                samples=timed.samples,
             )
     finally:
         cart.Free()

@@ -86,7 +86,8 @@ def _per_partner(
             timed = measure(
                 comm, runner(n, partner), samples=samples, min_time=min_time, divisor=divisor
             )
-            yield CommPoint(
+            yield CommPoint.measured(
+                timed,
                 benchmark=benchmark,
                 ranks=comm.size,
                 nodes=node_count(infos),
@@ -95,8 +96,6 @@ def _per_partner(
                 message_bytes=n,
                 params_key=f"ranks=0-{partner}",
                 params={"peer": [0, partner], "time": what, "driver": "numba+ctypes"},
-                repetitions=timed.repetitions,
-                samples=timed.samples,
             )
 
 
@@ -183,7 +182,8 @@ def concurrent_pairs(
                 min_time=min_time,
                 divisor=2.0,
             )
-            yield CommPoint(
+            yield CommPoint.measured(
+                timed,
                 benchmark="pairs",
                 ranks=comm.size,
                 nodes=node_count(infos),
@@ -197,6 +197,4 @@ def concurrent_pairs(
                     "node_of": node_of,
                     "k_per_node": k_node,
                 },
-                repetitions=timed.repetitions,
-                samples=timed.samples,
             )

@@ -29,6 +29,7 @@ from benchdb.runs import this_process_run
 from benchdb.stats import summarize
 
 from .. import resume
+from .collective_timing import Timed
 
 RUN_KIND = "comm"
 
@@ -54,8 +55,22 @@ class CommPoint:
     params_key: str
     params: dict[str, Any]
     repetitions: int
-    samples: list[float]
+    samples: list[float]  # the clean ones (collective_timing.Timed)
     flags: list[str] = field(default_factory=list)
+    evidence: dict[str, list[Any]] = field(default_factory=dict)
+    set_aside: dict[str, list[Any]] = field(default_factory=dict)
+
+    @classmethod
+    def measured(cls, timed: Timed, **where: Any) -> CommPoint:
+        """The point ``where`` names (benchmark, ranks, ...), with what ``timed`` took."""
+        return cls(
+            **where,
+            repetitions=timed.repetitions,
+            samples=timed.samples,
+            flags=list(timed.flags),
+            evidence=timed.evidence,
+            set_aside=timed.set_aside,
+        )
 
     @property
     def key(self) -> PointKey:
@@ -85,6 +100,8 @@ def _row(run_id: int, p: CommPoint) -> CommMeasurement:
         params=p.params,
         repetitions=p.repetitions,
         samples=p.samples,
+        evidence=p.evidence,
+        set_aside=p.set_aside,
         t_min=st.t_min,
         t_median=st.t_median,
         t_iqr=st.t_iqr,

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from benchdb.collectors.app.collect import AppRunRequest, execute, validate
-from benchdb.collectors.app.populated import calibrate_populated, most_disturbed
+from benchdb.collectors.app.populated import calibrate_populated
 from benchdb.kernels import get_benchmark
 from benchdb.kernels.shallow_model import ShallowState
 from sqlalchemy import func, select
@@ -23,7 +23,7 @@ from benchdb.app.shallow_app import STEP_KERNELS
 from benchdb.db.engine import open_database
 from benchdb.db.models import AppRun, Measurement, Run
 from benchdb.errors import UserError
-from benchdb.evidence import Evidence, from_columns
+from benchdb.evidence import Evidence, from_columns, most_disturbed
 from tests.clihelpers import assert_user_error, benchdb
 
 pytestmark = pytest.mark.mpi

@@ -21,6 +21,7 @@ from benchdb.comm.halo_validation import halo_validation
 from benchdb.comm.store import comm_frame, fit_models, load_params
 from benchdb.db.models import CommMeasurement, Model, Run
 from benchdb.errors import UserError
+from benchdb.evidence import from_columns
 from tests.needs import missing
 
 pytestmark = pytest.mark.mpi
@@ -59,7 +60,15 @@ def test_collect_fit_and_check_the_halo(mpiexec: str, sqlite_url: str) -> None:
         assert (run.kind, run.status, run.id) == ("comm", "complete", result.summary["run_id"])
         rows = s.scalars(select(CommMeasurement)).all()
     assert sorted({r.benchmark for r in rows}) == ["allreduce", "exchange", "halo2d", "pingpong"]
-    assert all(len(r.samples) == 3 and r.t_min > 0 for r in rows)
+    assert all((len(r.samples) == 3 or "disturbed" in r.flags) and r.t_min > 0 for r in rows)
+    # each sample carries the evidence of the rank that lost the most; disturbed ones
+    # are set aside (and were retaken by both ranks)
+    assert all(len(r.evidence["wall_s"]) == len(r.samples) for r in rows)
+    for r in rows:
+        n = len(r.set_aside.get("t_s", []))
+        assert all(e is not None and e.disturbed for e in from_columns(r.set_aside, n))
+    halo = next(r for r in rows if r.benchmark == "halo2d")
+    assert len(halo.params["mpi_x_samples"]) == len(halo.samples)  # the same samples kept
     pp = sorted((r for r in rows if r.benchmark == "pingpong"), key=lambda r: r.message_bytes)
     assert {r.placement for r in pp} == {"intra-socket"} or {r.placement for r in pp} == {
         "intra-node"

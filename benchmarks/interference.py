@@ -57,6 +57,7 @@ from benchdb.collectors.timing import PointTiming, time_point
 from benchdb.kernels.sources import load_catalog
 from co_runners import CO_RUNNERS, co_runners
 
+from benchdb.evidence import kept_and_set_aside
 from benchdb.query import shape_key
 
 FORTRAN = Path(__file__).resolve().parent.parent / "examples" / "shallow_fortran" / "benchdb.toml"
@@ -104,10 +105,15 @@ def summarise(cat, measured: dict[tuple, list[PointTiming]]) -> dict[str, dict]:
     taken = aside = 0
     by_sample: list[tuple[float, float, float]] = []  # lost share, others busy, excess time
     child_gap: list[float] = []  # a program's wall time its CPU time leaves uncovered
+    program_lost: dict[str, list[float]] = {"kept": [], "set aside": []}  # seconds, per run
     for (name, shape), timings in measured.items():
         by_sample += excess(timings)
         if name == "shallowf90":
             child_gap += [e.wall_s - e.cpu_s for t in timings for e in t.evidence]
+            for t in timings:
+                keep, aside = kept_and_set_aside(t.evidence)
+                program_lost["kept"] += [t.evidence[i].lost_s for i in keep]
+                program_lost["set aside"] += [t.evidence[i].lost_s for i in aside]
         bench = cat.get(name)
         infos = {k.name: (i, k) for i, k in enumerate(bench.kernels)}
         counts = bench.kernel_points(shape)
@@ -132,6 +138,7 @@ def summarise(cat, measured: dict[tuple, list[PointTiming]]) -> dict[str, dict]:
     modes["retaken_share"] = aside / taken if taken else 0.0
     modes["by_sample"] = by_sample
     modes["child_gap"] = child_gap
+    modes["program_lost"] = program_lost
     return modes
 
 
@@ -190,11 +197,31 @@ def threshold_table(runs: list[tuple[str, dict]]) -> None:
                 + (f"{100 * statistics.median(inside):+6.1f}%" if inside else "     -")
             )
         print(f"{condition:10s} " + " ".join(f"{c:>18s}" for c in cells))
+    program_table(runs)
     gaps = [g for c, r in runs if c == "quiet" for g in r["child_gap"]]
     if gaps:
         print(f"program runs, quiet: wall - CPU median {statistics.median(gaps) * 1e3:.2f} ms, "
               f"p90 {pct(gaps, 90) * 1e3:.2f} ms, max {max(gaps) * 1e3:.2f} ms "
               f"({len(gaps)} runs)")  # fmt: skip
+
+
+def program_table(runs: list[tuple[str, dict]]) -> None:
+    """The program's runs (a sample each) by whether their median kept them: how much
+    time the evidence says each lost.  A kept run that lost a scheduler slice (1 ms or
+    more) would be a disturbed sample surviving into a median."""
+    if not any(r["program_lost"]["kept"] for _, r in runs):
+        return
+    print()
+    print("program runs (the Fortran example): time lost, kept into the median / set aside")
+    for condition, result in runs:
+        cells = []
+        for what, lost in result["program_lost"].items():
+            ms = [x * 1e3 for x in lost]
+            over = sum(x >= 1.0 for x in ms)
+            cells.append(
+                f"{what} {len(ms):3d}, max {max(ms, default=0):7.2f} ms, >= 1 ms: {over:3d}"
+            )
+        print(f"{condition:10s} " + "   ".join(cells))
 
 
 def shifts(values: dict, reference: dict) -> list[float]:

@@ -109,7 +109,7 @@ def this_process_run(
         kind=kind,
         status=status,
         tags=list(tags),
-        config={**config, **slurm_jobs.current_job()},
+        config=slurm_jobs.with_current_job(config),
         hostname=socket.gethostname(),
         pid=os.getpid(),
         ended_at=utcnow() if status == "complete" else None,

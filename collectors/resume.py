@@ -6,7 +6,15 @@ the most recent *unfinished* run (``interrupted``, or ``running`` with its
 process gone) of this machine and environment whose stored plan has the same
 ``sweep_hash``; a ``complete`` run is never reused, because regression
 tracking needs repeated runs of unchanged code.  Claiming is one conditional
-UPDATE, so two collectors can never continue the same run.
+UPDATE, so two collectors can never continue the same run, and it records the
+Slurm job of the claimer.
+
+Which host: a kernel collection continues a run of its own host only -- a run
+holds one node's points, which ``--host`` tells apart from its class-mates',
+and ``benchdb slurm collect`` runs one collection per node, each continuing its
+own.  A communication job continues a run of any host of its node class: its
+plan names ranks and their rank-to-node mapping, not nodes, and a resubmitted
+job's rank 0 may land on another node than the cancelled one's.
 """
 
 from __future__ import annotations
@@ -17,9 +25,10 @@ import socket
 from sqlalchemy import select, update
 
 from benchdb.db.engine import Database
-from benchdb.db.models import Kernel, Measurement, Run
+from benchdb.db.models import Kernel, Machine, Measurement, Run
 from benchdb.errors import UserError
 from benchdb.runs import mark_stale_runs
+from benchdb.slurm import jobs as slurm_jobs
 
 RESUMABLE = ("interrupted", "failed")
 RUN_KIND = "kernels"
@@ -34,16 +43,30 @@ def find_resumable(
     mode: str | None = None,
     kind: str = RUN_KIND,
     statuses: tuple[str, ...] = ("interrupted",),
+    node_class: bool = False,
 ) -> int | None:
     """The newest unfinished run (in ``statuses``) on this machine and environment of this
     sweep (``sweep_hash``) or of any sweep of plan mode ``mode`` (``refine`` continues
-    its own round whatever its points)."""
+    its own round whatever its points).
+
+    ``node_class``: on any host of this machine's node class.  A job's plan that names no
+    host (a comm job's ranks and their rank-to-node mapping, not which nodes) measures the
+    same points on every node of the class, and Slurm may start the resubmitted job on
+    other nodes than the cancelled one.
+    """
     mark_stale_runs(db)
+    if node_class:
+        same_class = select(Machine.node_class_id).where(Machine.id == machine_id)
+        where = Run.machine_id.in_(
+            select(Machine.id).where(Machine.node_class_id == same_class.scalar_subquery())
+        )
+    else:
+        where = Run.machine_id == machine_id
     with db.session() as s:
         runs = s.scalars(
             select(Run)
             .where(
-                Run.machine_id == machine_id,
+                where,
                 Run.environment_id == environment_id,
                 Run.kind == kind,
                 Run.status.in_(statuses),
@@ -89,12 +112,26 @@ def check_explicit(db: Database, run_id: int, machine_fp: str, environment_fp: s
 
 
 def claim(db: Database, run_id: int) -> bool:
-    """Mark an unfinished run ``running`` under this process; False if another got it first."""
+    """Mark an unfinished run ``running`` under this process and the Slurm job it runs in
+    (:func:`~benchdb.slurm.jobs.with_current_job`); False if another got it first.
+
+    The UPDATE is conditional on the run still being unfinished, so of two claimers that
+    read the same config only one writes it.
+    """
     with db.session() as s:
+        config = s.scalar(select(Run.config).where(Run.id == run_id))
+        if config is None:
+            return False
         result = s.execute(
             update(Run)
             .where(Run.id == run_id, Run.status.in_(RESUMABLE))
-            .values(status="running", pid=os.getpid(), hostname=socket.gethostname(), ended_at=None)
+            .values(
+                status="running",
+                pid=os.getpid(),
+                hostname=socket.gethostname(),
+                ended_at=None,
+                config=slurm_jobs.with_current_job(config),
+            )
         )
         return result.rowcount == 1
 

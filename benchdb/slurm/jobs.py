@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Mapping
+from typing import Any
 
 JOB_VAR = "SLURM_JOB_ID"
 CONFIG_KEY = "slurm_job"
@@ -23,6 +25,17 @@ def current_job() -> dict[str, str]:
     """``{"slurm_job": id}`` inside a Slurm job, else empty: merged into a run's config."""
     job = os.environ.get(JOB_VAR)
     return {CONFIG_KEY: job} if job else {}
+
+
+def with_current_job(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` naming the job this process runs in, or none outside Slurm.
+
+    For a run created here and for one continued here alike: a continued run that kept the
+    job id of the job that ended would look stale to every other host (:func:`job_ended`),
+    and a collector there would mark it ``interrupted`` while this process measures into it.
+    """
+    kept = {k: v for k, v in config.items() if k != CONFIG_KEY}
+    return {**kept, **current_job()}
 
 
 def job_ended(job_id: str) -> bool:

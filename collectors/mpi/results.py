@@ -6,9 +6,12 @@ own, like ``benchdb collect`` (:mod:`benchdb.collectors.resume`): a job killed
 anywhere, on any rank, loses at most the point in flight.  The run is
 ``running`` until every rank has finished, then ``complete``.  A job with the
 same plan (benchmarks, sizes, samples, ranks and their rank-to-node mapping:
-``sweep_hash``) on the same host and software continues the newest unfinished
-comm run -- ``interrupted`` (SIGTERM, or its process gone) or ``failed`` (a
-rank's error) -- and measures only the points it lacks.
+``sweep_hash``) and software, whose rank 0 runs on any host of the same node class,
+continues the newest unfinished comm run -- ``interrupted`` (SIGTERM, or its
+process gone) or ``failed`` (a rank's error) -- and measures only the points it
+lacks.  The plan names no node, so a resubmitted job that Slurm starts on other
+nodes of the class continues the run all the same; the run then lists the hosts
+of both jobs.
 """
 
 from __future__ import annotations
@@ -132,8 +135,8 @@ class OpenedRun:
 
 
 def open_run(db: Database, config: dict[str, Any], tags: list[str]) -> OpenedRun:
-    """Continue the newest unfinished run of this plan (``config["sweep_hash"]``), else
-    start a new ``running`` one."""
+    """Continue the newest unfinished run of this plan (``config["sweep_hash"]``) on this
+    node class, else start a new ``running`` one."""
     with db.session() as s:
         machine_id = register_machine(s, detect_machine()).id
         environment_id = register_environment(s, detect_environment()).id
@@ -144,9 +147,13 @@ def open_run(db: Database, config: dict[str, Any], tags: list[str]) -> OpenedRun
         config["sweep_hash"],
         kind=RUN_KIND,
         statuses=resume.RESUMABLE,
+        node_class=True,
     )
     if found is not None and resume.claim(db, found):
         with db.session() as s:
+            run = s.get_one(Run, found)
+            hosts = sorted({*run.config.get("hosts", ()), *config["hosts"]})
+            run.config = {**run.config, "hosts": hosts}
             rows = s.scalars(select(CommMeasurement).where(CommMeasurement.run_id == found))
             done = frozenset(
                 point_key(r.benchmark, r.ranks, r.pairs, r.placement, r.message_bytes,

@@ -239,8 +239,27 @@ def check_support(
             )
 
 
-def parse_threads(text: str, limit: int) -> list[int]:
-    """'1,2' -> [1, 2]; each a positive integer no larger than ``limit``."""
+THREADS_HERE = "numba can run here (NUMBA_NUM_THREADS)"
+
+
+@dataclass(frozen=True)
+class NodeLimits:
+    """What one point may use, and whose limits they are (for the messages): this
+    machine's (:meth:`here`), or a node's of the Slurm partition a job goes to, checked
+    before the job is submitted."""
+
+    threads: int
+    memory_bytes: int | None  # None: the memory free when the plan is checked
+    threads_are: str  # "numba can run here ...", "a node of partition debug has"
+
+    @classmethod
+    def here(cls) -> NodeLimits:
+        return cls(thread_limit(), None, THREADS_HERE)
+
+
+def parse_threads(text: str, limit: int, limit_is: str = THREADS_HERE) -> list[int]:
+    """'1,2' -> [1, 2]; each a positive integer no larger than ``limit`` (the threads that
+    ``limit_is``, for the message)."""
     out: list[int] = []
     for part in sizes.parse_list(text):
         if not part.isdigit() or int(part) < 1:
@@ -249,8 +268,8 @@ def parse_threads(text: str, limit: int) -> list[int]:
             )
         if int(part) > limit:
             raise UserError(
-                f"--threads {text!r}: {part} exceeds the {limit} threads numba can run here "
-                "(NUMBA_NUM_THREADS); use at most that"
+                f"--threads {text!r}: {part} exceeds the {limit} threads {limit_is}; "
+                "use at most that"
             )
         if int(part) not in out:
             out.append(int(part))
@@ -283,8 +302,10 @@ def build_plan(
     samples: int = MIN_SAMPLES,
     passes: int | None = None,
     catalog: Catalog = BUILTIN,
+    free_memory: int | None = None,
 ) -> SweepPlan:
-    """Every point of the sweep, checked against the free memory; UserError on bad input."""
+    """Every point of the sweep, checked against ``free_memory`` (default: what is free
+    here now); UserError on bad input."""
     if sizes_spec and footprints_spec:
         raise UserError("give either --sizes or --footprints, not both")
     if samples < MIN_SAMPLES:
@@ -340,7 +361,7 @@ def build_plan(
                 )
     # round by round (a stable sort keeps benchmarks, precisions, threads and footprints in order)
     points.sort(key=lambda point: point.round)
-    check_memory(points)
+    check_memory(points, free_memory)
     default_time = QUICK_SAMPLE_TIME if quick else DEFAULT_SAMPLE_TIME
     default_passes = QUICK_PASSES if quick else DEFAULT_PASSES
     return SweepPlan(
@@ -353,9 +374,10 @@ def build_plan(
     )
 
 
-def check_memory(points: Sequence[Point]) -> None:
-    """Refuse (before allocating anything) a point larger than the memory free now."""
-    free = available_memory_bytes()
+def check_memory(points: Sequence[Point], free: int | None = None) -> None:
+    """Refuse (before allocating anything) a point larger than ``free`` bytes, by default
+    the memory free here now."""
+    free = available_memory_bytes() if free is None else free
     for p in points:
         if p.footprint_bytes > free:
             raise UserError(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -35,8 +36,10 @@ from .plan_view import estimate_line, show_plan
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..collectors.plan import NodeLimits, SweepPlan
     from ..collectors.sweep import SweepResult
     from ..db.engine import Database
+    from ..machine import MachineInfo
 
 
 class ProgressObserver:
@@ -170,6 +173,56 @@ def _table_row(row: dict[str, Any]) -> dict[str, Any]:
         "footprints": f"{fmt_bytes(row['footprint_min'])}-{fmt_bytes(row['footprint_max'])}",
         "peak_at": f"{row['peak']} @ {fmt_bytes(row['peak_footprint'])}",
     }
+
+
+def check_tags(tags: Sequence[str] | None) -> None:
+    """Every ``--tag`` must say something."""
+    if tags and not all(t.strip() for t in tags):
+        raise UserError("--tag is empty; give each a label, e.g. --tag nightly")
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    """The options of ``collect`` that choose a new sweep, as given on the command line.
+
+    One place turns them into a checked plan, for ``collect`` here and for ``slurm
+    collect`` before it submits (``benchdb.cli.slurm_cmd``), so a bad option is refused
+    the same way, with the same line, in both.
+    """
+
+    kernels: str | None
+    program: tuple[str, ...]
+    plugin: tuple[str, ...]
+    sizes: str | None
+    footprints: str | None
+    threads: str
+    precision: str
+    quick: bool
+    sample_time: float | None
+    samples: int
+    passes: int | None
+
+    def plan(self, machine: MachineInfo, limits: NodeLimits) -> SweepPlan:
+        """The sweep on ``machine`` (its caches), each point within ``limits``; UserError
+        naming the first bad option.  User code is loaded (a ``--program`` built) to check it."""
+        from ..collectors import plan as planning
+
+        thread_counts = planning.parse_threads(self.threads, limits.threads, limits.threads_are)
+        precisions = planning.parse_precisions(self.precision)
+        return planning.build_plan(
+            machine,
+            kernels=planning.sizes.parse_list(self.kernels) if self.kernels else None,
+            sizes_spec=self.sizes,
+            footprints_spec=self.footprints,
+            threads=thread_counts,
+            precisions=precisions,
+            quick=self.quick,
+            sample_time=self.sample_time,
+            samples=self.samples,
+            passes=self.passes,
+            catalog=planning.load_user_code(self.program, self.plugin),
+            free_memory=limits.memory_bytes,
+        )
 
 
 def collect(
@@ -326,21 +379,18 @@ def collect(
     machine = detect_machine()
     if caches is not None:
         machine = machine.with_caches(planning.sizes.parse_caches(caches))
-    if tag and not all(t.strip() for t in tag):
-        raise UserError("--tag is empty; give each a label, e.g. --tag nightly")
+    check_tags(tag)
     if dry_run and resume is not None:
         raise UserError("--dry-run shows a new sweep's plan; leave out --resume")
-    thread_counts = planning.parse_threads(threads, planning.thread_limit())
-    precisions = planning.parse_precisions(precision)
     if resume is not None:
         if (
             kernels or sizes or footprints or quick or sample_time or passes or threads != "1"
-            or program or plugin or caches
+            or precision != "float64" or program or plugin or caches
         ):  # fmt: skip
             raise UserError(
                 "--resume continues the run's own sweep; leave out --kernels, --program, "
-                "--plugin, --sizes, --footprints, --quick, --threads, --sample-time, "
-                "--passes and --caches"
+                "--plugin, --sizes, --footprints, --quick, --threads, --precision, "
+                "--sample-time, --passes and --caches"
             )
         database = open_db(db)  # a run to resume is in a database that exists
         ctx = detect_context()
@@ -351,20 +401,10 @@ def collect(
         planning.check_memory(sweep.points)
         checked = verify_plan(sweep)
     else:
-        catalog = planning.load_user_code(program or [], plugin or [])
-        sweep = planning.build_plan(
-            machine,
-            kernels=planning.sizes.parse_list(kernels) if kernels else None,
-            sizes_spec=sizes,
-            footprints_spec=footprints,
-            threads=thread_counts,
-            precisions=precisions,
-            quick=quick,
-            sample_time=sample_time,
-            samples=samples,
-            passes=passes,
-            catalog=catalog,
-        )
+        sweep = SweepOptions(
+            kernels, tuple(program or ()), tuple(plugin or ()), sizes, footprints, threads,
+            precision, quick, sample_time, samples, passes,
+        ).plan(machine, planning.NodeLimits.here())  # fmt: skip
         if dry_run:
             rates = measure_rates(machine)
             show_plan(sweep, machine, rates, sweep.time_budget(time_budget), as_json)

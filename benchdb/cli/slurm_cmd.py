@@ -1,8 +1,9 @@
 """``benchdb slurm``: collect on many nodes, and measure communication across nodes, via Slurm.
 
 Each command writes a batch script (:mod:`benchdb.slurm.script`) and submits it
-with ``sbatch`` (:mod:`benchdb.slurm.submit`), or prints it with ``--dry-run``.
-Bad input is refused before anything is written or submitted.
+with ``sbatch`` (:mod:`benchdb.slurm.submit`), or prints it with ``--dry-run``;
+``--wait`` follows the job to its end (:mod:`.slurm_wait`).  Bad input -- and what
+would fail or pend on the nodes -- is refused before anything is written or submitted.
 """
 
 from __future__ import annotations
@@ -73,7 +74,20 @@ SbatchArgOption = Annotated[
     ),
 ]
 DryRunOption = Annotated[
-    bool, typer.Option("--dry-run", help="Print the batch script; submit nothing.")
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Check every option (against the partition, where sinfo is here), print the "
+        "batch script; submit nothing.",
+    ),
+]
+WaitOption = Annotated[
+    bool,
+    typer.Option(
+        "--wait",
+        help="Follow the job until it ends, then print its state, exit code and the runs it "
+        "wrote (and the end of its output if it failed); exit 0 if it completed, 1 if not.",
+    ),
 ]
 
 
@@ -91,8 +105,8 @@ def _allocation(
     sbatch_arg: list[str] | None,
     db: str | None,
 ):  # type: ignore[no-untyped-def]
-    """The checked allocation and database URL (the cluster is asked later, by :func:`_submit`,
-    once every option is known to be good)."""
+    """The checked allocation and database URL (the cluster is asked next, by
+    :func:`_partition`)."""
     from ..db.engine import resolve_url
     from ..slurm import submit
     from ..slurm.script import Allocation
@@ -107,8 +121,33 @@ def _allocation(
     return allocation, url
 
 
-def _submit(script, url: str, dry_run: bool, as_json: bool, what: str) -> None:  # type: ignore[no-untyped-def]
-    """Print the script (``--dry-run``), or create the schema once and submit the job."""
+def _partition(allocation, dry_run: bool):  # type: ignore[no-untyped-def]
+    """The partition the job would run in, checked to hold it (``sinfo``), dry run or not;
+    ``None`` for a dry run where there is no Slurm to ask (the script is printed all the
+    same), or where the cluster has no default partition."""
+    import shutil
+
+    from ..slurm import submit
+
+    if dry_run and shutil.which("sinfo") is None:
+        return None
+    if not dry_run:
+        submit.find_tool("sbatch")
+    found = submit.partition(allocation.partition)
+    if found is not None:
+        submit.check_fits(allocation, found)
+    return found
+
+
+def _check_wait(wait: bool, dry_run: bool) -> None:
+    """A dry run submits nothing, so there is nothing to follow."""
+    if wait and dry_run:
+        raise UserError("--dry-run submits no job to wait for; leave out --wait or --dry-run")
+
+
+def _submit(script, url: str, dry_run: bool, as_json: bool, what: str, wait: bool) -> None:  # type: ignore[no-untyped-def]
+    """Print the script (``--dry-run``), or create the schema once and submit the job (and
+    follow it to its end with ``--wait``)."""
     from ..db.urls import PASSWORD_VAR, redact, split_password
     from ..slurm import submit
 
@@ -127,34 +166,69 @@ def _submit(script, url: str, dry_run: bool, as_json: bool, what: str) -> None: 
                 soft_wrap=True,
             )
         return
-    submit.find_tool("sbatch")
-    submit.check_partition(script.allocation.partition)
     # The schema exists before the nodes start: reachable from here, and no node waits on
     # another's migration.
     database = open_db(url, create=True)
     database.close()
     job = submit.submit(text, url)
     output = script.output.replace("%j", str(job.job_id))
-    if as_json:
-        print_json({"job_id": job.job_id, "script": text, "output": output})
+    submitted = {"job_id": job.job_id, "script": text, "output": output}
+    if not as_json:
+        err_console.print(
+            f"submitted job {job.job_id}: {what} into {redact(url)}; output: {output}; "
+            + (
+                "following it until it ends (Ctrl-C stops following, not the job)"
+                if wait
+                else "watch the runs arrive with `benchdb runs list --db URL`"
+            ),
+            highlight=False,
+            soft_wrap=True,
+        )
+    if not wait:
+        if as_json:
+            print_json(submitted)
         return
-    err_console.print(
-        f"submitted job {job.job_id}: {what} into {redact(url)}; output: {output}; "
-        f"watch the runs arrive with `benchdb runs list --db URL`",
-        highlight=False,
-        soft_wrap=True,
-    )
+    from .slurm_wait import wait_for
+
+    wait_for(job.job_id, url, output, submitted, as_json)
 
 
-def _check_collect_args(args: list[str]) -> None:
-    """The pass-through options must parse as ``benchdb collect``'s (bad ones: exit 2 here)."""
+def _collect_options(args: list[str]):  # type: ignore[no-untyped-def]
+    """The pass-through options, parsed as ``benchdb collect``'s and checked as far as that
+    needs no cluster (bad ones: exit 2 here); the sweep they choose, to check next."""
+    from .collect_cmd import SweepOptions, check_tags
     from .collect_cmd import collect as collect_command
 
     if any(a == "--resume" or a.startswith("--resume=") for a in args):
         raise UserError("--resume continues a run on one machine; run `benchdb collect --resume`")
     single = typer.Typer(add_completion=False)
     single.command("collect")(collect_command)
-    typer.main.get_command(single).make_context("benchdb collect", list(args))
+    params = typer.main.get_command(single).make_context("benchdb collect", list(args)).params
+    check_tags(params["tag"])
+    return SweepOptions(
+        params["kernels"], tuple(params["program"] or ()), tuple(params["plugin"] or ()),
+        params["sizes"], params["footprints"], params["threads"], params["precision"],
+        params["quick"], params["sample_time"], params["samples"], params["passes"],
+    )  # fmt: skip
+
+
+def _check_sweep(options, partition) -> None:  # type: ignore[no-untyped-def]
+    """The sweep must plan, by collect's own checks: kernels known, sizes valid, threads
+    and footprints within a node of ``partition`` (or of this machine, where Slurm is not
+    here to ask)."""
+    from ..collectors.plan import NodeLimits
+    from ..machine import detect_machine
+
+    limits = (
+        NodeLimits.here()
+        if partition is None
+        else NodeLimits(
+            partition.cpus_per_node,
+            partition.memory_bytes,
+            f"a node of partition {partition.name} has",
+        )
+    )
+    options.plan(detect_machine(), limits)
 
 
 @app.command(
@@ -177,6 +251,7 @@ def collect(
     account: AccountOption = None,
     sbatch_arg: SbatchArgOption = None,
     dry_run: DryRunOption = False,
+    wait: WaitOption = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -187,7 +262,11 @@ def collect(
     One collector runs per node (srun --ntasks-per-node=1); each records its
     Slurm node name as its host, and nodes of one node class pool their points
     (`benchdb machine list` shows the classes).  A multi-node job needs a
-    database server every node reaches: an SQLite file is refused.
+    database server every node reaches: an SQLite file is refused.  The
+    collect options are checked here first, by collect's own checks, against a
+    node of the partition (sinfo), as are --time and --nodes: a job that would
+    fail or pend forever on the nodes is not submitted (exit 2).  A job
+    submitted again continues each node's unfinished run.
 
     Examples:
 
@@ -198,13 +277,17 @@ def collect(
       benchdb slurm collect --nodes 2 --db $URL --quick --kernels stream.triad,stencil2d5
 
       benchdb slurm collect --nodes 2 --db $URL --sbatch-arg=--exclusive --dry-run
+
+      benchdb slurm collect --nodes 2 --db $URL --quick --wait
     """
     from ..slurm.script import collect_script
 
     allocation, url = _allocation(nodes, ntasks_per_node, partition, time, account, sbatch_arg, db)
-    _check_collect_args(list(ctx.args))
+    _check_wait(wait, dry_run)
+    options = _collect_options(list(ctx.args))
+    _check_sweep(options, _partition(allocation, dry_run))
     script = collect_script(allocation, url, list(ctx.args), _output("collect"))
-    _submit(script, url, dry_run, as_json, f"benchdb collect on {nodes} node(s)")
+    _submit(script, url, dry_run, as_json, f"benchdb collect on {nodes} node(s)", wait)
 
 
 @app.command()
@@ -233,6 +316,7 @@ def comm(
     quick: QuickOption = False,
     tag: TagOption = None,
     dry_run: DryRunOption = False,
+    wait: WaitOption = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -241,7 +325,8 @@ def comm(
     Ranks are nodes x tasks per node, started by `srun --mpi=pmi2`.  Every rank
     reports its Slurm node name, which decides each point's placement
     (intra-socket, inter-socket, inter-node).  Points are committed one by one;
-    submitting the same job again continues an interrupted one.  Then fit with
+    submitting the same job again continues an interrupted one, even where its
+    ranks land on other nodes of the same node class.  Then fit with
     `benchdb comm fit` and read the parameters with `benchdb comm show`.
 
     Examples:
@@ -249,10 +334,13 @@ def comm(
       benchdb slurm comm --nodes 2 --db postgresql+psycopg://me@dbhost/benchdb
 
       benchdb slurm comm --nodes 2 --ntasks-per-node 4 --quick -p compute --db $URL
+
+      benchdb slurm comm --nodes 2 --quick --db $URL --wait
     """
     from ..slurm.script import comm_script
 
     allocation, url = _allocation(nodes, ntasks_per_node, partition, time, account, sbatch_arg, db)
+    _check_wait(wait, dry_run)
     options = CommJobOptions(
         benchmarks, max_bytes, sizes, decomp, halo_local, halo_fields, samples,
         min_sample_time, quick, tuple(tag or ()),
@@ -260,5 +348,6 @@ def comm(
     args = options.module_args(
         nodes * ntasks_per_node, f"--nodes {nodes} x --ntasks-per-node {ntasks_per_node}"
     )
+    _partition(allocation, dry_run)
     script = comm_script(allocation, url, args, _output("comm"), mpi)
-    _submit(script, url, dry_run, as_json, f"communication benchmarks on {nodes} node(s)")
+    _submit(script, url, dry_run, as_json, f"communication benchmarks on {nodes} node(s)", wait)

@@ -2,7 +2,9 @@
 
 Every check runs before anything is written or submitted, and a failed one is
 a :class:`~benchdb.errors.UserError` naming the fix: no ``sbatch`` on PATH, a
-partition ``sinfo`` does not list, fewer than one node or task, or a database
+partition ``sinfo`` does not list or with fewer nodes than asked for (the job
+would pend forever), fewer than one node or task, a time limit sbatch would
+not parse, or a database
 the nodes cannot share (an SQLite file for a job on more than one node: each
 node would write a file of its own, or corrupt one on a network file system),
 or an ``--export`` that would keep the database password from the job.
@@ -41,34 +43,78 @@ def find_tool(name: str) -> str:
     return path
 
 
-def partitions() -> list[str]:
-    """The partitions ``sinfo`` lists (the default one's ``*`` removed)."""
+@dataclass(frozen=True)
+class Partition:
+    """A partition as ``sinfo`` lists it: what one job in it can get."""
+
+    name: str
+    nodes: int
+    cpus_per_node: int  # the fewest of its nodes
+    memory_bytes: int  # per node, the least of its nodes (sinfo's %m, MiB)
+
+
+def partition(name: str | None) -> Partition | None:
+    """Partition ``name``, else the cluster's default (``None`` where there is none);
+    UserError for a partition ``sinfo`` does not list, or when ``sinfo`` fails."""
     proc = subprocess.run(
-        [find_tool("sinfo"), "-h", "-o", "%P"], capture_output=True, text=True, timeout=60
+        [find_tool("sinfo"), "-h", "-N", "-o", "%P %N %c %m"],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     if proc.returncode != 0:
         reason = " ".join(proc.stderr.split()) or f"exit code {proc.returncode}"
         raise UserError(f"`sinfo` failed ({reason}); check that the Slurm controller is up")
-    return [p.strip().rstrip("*") for p in proc.stdout.split() if p.strip()]
+    nodes: dict[str, dict[str, tuple[int, int]]] = {}
+    default = None
+    for line in proc.stdout.splitlines():
+        fields = line.split()
+        if len(fields) != 4:
+            continue
+        part, node, cpus, memory = fields
+        if part.endswith("*"):
+            part = default = part.rstrip("*")
+        nodes.setdefault(part, {})[node] = (_count(cpus), _count(memory))
+    chosen = default if name is None else name
+    if chosen is None:
+        return None
+    if chosen not in nodes:
+        raise UserError(f"unknown partition {chosen!r}; `sinfo` lists {', '.join(nodes) or 'none'}")
+    sizes = nodes[chosen].values()
+    return Partition(chosen, len(sizes), min(c for c, _ in sizes), min(m for _, m in sizes) << 20)
+
+
+def _count(text: str) -> int:
+    """A count ``sinfo`` prints (``6026``, or ``6026+`` for "at least")."""
+    return int(text.rstrip("+")) if text.rstrip("+").isdigit() else 0
+
+
+TIME_FORMAT = re.compile(r"(\d+-)?\d+(:\d+){0,2}|INFINITE|UNLIMITED", re.IGNORECASE)
+"""sbatch's --time: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS, or no limit."""
 
 
 def check_allocation(allocation: Allocation) -> None:
+    """What needs no cluster to check: counts and the time format."""
     if allocation.nodes < 1:
         raise UserError(f"--nodes {allocation.nodes}: a job needs at least 1 node; use --nodes 2")
     if allocation.ntasks_per_node < 1:
         raise UserError(
             f"--ntasks-per-node {allocation.ntasks_per_node}: use 1 or more tasks per node"
         )
-
-
-def check_partition(partition: str | None) -> None:
-    """An explicit partition must be one ``sinfo`` lists."""
-    if partition is None:
-        return
-    known = partitions()
-    if partition not in known:
+    if allocation.time is not None and not TIME_FORMAT.fullmatch(allocation.time):
         raise UserError(
-            f"unknown partition {partition!r}; `sinfo` lists {', '.join(known) or 'none'}"
+            f"--time {allocation.time!r} is not a Slurm time limit; write minutes, MM:SS, "
+            "HH:MM:SS or D-HH:MM:SS, e.g. --time 30:00"
+        )
+
+
+def check_fits(allocation: Allocation, found: Partition) -> None:
+    """A job asking for more nodes than its partition has would pend forever."""
+    if allocation.nodes > found.nodes:
+        raise UserError(
+            f"--nodes {allocation.nodes}: partition {found.name} has {found.nodes} node(s), "
+            f"so the job would never start; use --nodes {found.nodes} or fewer, or a larger "
+            "partition (-p)"
         )
 
 

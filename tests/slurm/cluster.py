@@ -32,17 +32,38 @@ def require_nodes(count: int) -> None:
         missing(f"Slurm has {len(nodes)} usable node(s), the test needs {count}", SWITCH)
 
 
-def submit(*args: str, cwd: Path) -> dict:
-    """``benchdb slurm ARGS --json`` in ``cwd``: the job id, script and output file."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchdb", "slurm", *args, "--json"],
-        capture_output=True, text=True, cwd=cwd, timeout=120,
-        env={k: v for k, v in os.environ.items() if k != "BENCHDB_URL"},
+def slurm(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``benchdb slurm ARGS`` in ``cwd`` (where the job's output goes), ``env`` added."""
+    return subprocess.run(
+        [sys.executable, "-m", "benchdb", "slurm", *args],
+        capture_output=True, text=True, cwd=cwd, timeout=timeout,
+        env={**{k: v for k, v in os.environ.items() if k != "BENCHDB_URL"}, **(env or {})},
     )  # fmt: skip
+
+
+def submit(*args: str, cwd: Path, env: dict[str, str] | None = None) -> dict:
+    """``benchdb slurm ARGS --json`` in ``cwd``: the job id, script and output file."""
+    proc = slurm(*args, "--json", cwd=cwd, env=env)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert isinstance(out["job_id"], int)
     return out
+
+
+def queue() -> list[str]:
+    """The ids of the jobs Slurm holds now."""
+    proc = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True, timeout=60)
+    return proc.stdout.split()
+
+
+def rank_0_on(node: str, nodes: list[str], folder: Path) -> dict[str, str]:
+    """The environment that starts a job's ranks in the order of ``nodes``, ``node`` first
+    (srun's arbitrary distribution, exported to the job by sbatch): rank 0 on ``node``."""
+    hostfile = folder / "hostfile"
+    hostfile.write_text("".join(f"{n}\n" for n in [node, *(n for n in nodes if n != node)]))
+    return {"SLURM_HOSTFILE": str(hostfile), "SLURM_DISTRIBUTION": "arbitrary"}
 
 
 def batch_script(job_id: int) -> str:

@@ -5,12 +5,17 @@ single host), writing into the real PostgreSQL, a fresh schema per test.
   the URL reaches the job in its environment, and no script or output holds it;
 * ``slurm comm`` on 2 nodes: every point inter-node, fitted as such;
 * a comm job cancelled mid-way (scancel: SIGTERM, then SIGKILL) is continued by the same
-  job submitted again, even from another node: no point lost, none twice;
-* an unknown partition is refused before anything is submitted.
+  job submitted again with its rank 0 on the other node: the same run, under the new job's
+  id (so no collector elsewhere takes it for stale), no point lost, none twice;
+* an unknown partition, more nodes than the partition has, and bad collect options are
+  refused before anything is submitted, dry run or not;
+* ``--wait`` follows a job to its end and prints its result: exit 0 and the run it wrote,
+  or exit 1 with the end of its output.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -22,6 +27,7 @@ from sqlalchemy import func, select
 from benchdb.comm.store import fit_models
 from benchdb.db.engine import open_database
 from benchdb.db.models import CommMeasurement, Machine, Measurement, Run
+from benchdb.runs import mark_stale_runs
 from benchdb.slurm.jobs import job_ended
 from tests.clihelpers import assert_user_error
 
@@ -98,38 +104,63 @@ def test_comm_on_two_nodes_measures_between_nodes(two_nodes, postgres_url: str, 
     }
 
 
-def test_a_cancelled_comm_job_is_continued(two_nodes, postgres_url: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def _run(url: str) -> Run:
+    db = open_database(url)
+    with db.session() as s:
+        (run,) = s.scalars(select(Run)).all()
+        assert run.machine.hostname  # loaded while the session is open
+        s.expunge(run)
+    db.close()
+    return run
+
+
+def test_a_cancelled_comm_job_is_continued_wherever_its_rank_0_lands(  # type: ignore[no-untyped-def]
+    two_nodes, postgres_url: str, tmp_path
+) -> None:
+    """Cancelled mid-way, submitted again with rank 0 on the other node (of the same node
+    class): the same run goes on, under the new job's id, and ends with every point once.
+
+    The nodes here have 1 CPU each, so a 2-rank job cannot fit on one node while the other
+    is held busy; srun's arbitrary distribution puts the second job's rank 0 on the node
+    that held rank 1 instead, which is what a resubmitted job meets on a cluster."""
+    sizes = ",".join(str(8 << i) for i in range(16))
     args = [
         "comm", "--nodes", "2", "--db", postgres_url, "--benchmarks", "pingpong",
-        "--sizes", ",".join(str(8 << i) for i in range(12)), "--samples", "5",
-        "--min-sample-time", "0.05",
+        "--sizes", sizes, "--samples", "5", "--min-sample-time", "0.05",
     ]  # fmt: skip
-    first = cluster.submit(*args, cwd=tmp_path)
+    nodes = ["n1", "n2"]
+    first = cluster.submit(*args, cwd=tmp_path, env=cluster.rank_0_on("n1", nodes, tmp_path))
     deadline = time.monotonic() + cluster.HANG_GUARD_S
     while len(_comm_points(postgres_url)) < 2 and time.monotonic() < deadline:
         time.sleep(0.5)
     subprocess.run(["scancel", str(first["job_id"])], check=True)
     cluster.wait(first["job_id"])
     before = _comm_points(postgres_url)
-    assert 2 <= len(before) < 12, before  # cancelled mid-way, the measured points kept
+    assert 2 <= len(before) < 16, before  # cancelled mid-way, the measured points kept
+    run = _run(postgres_url)
+    assert run.config["slurm_job"] == str(first["job_id"]) and run.machine.hostname == "n1"
+    first_pid = run.pid
+
+    second = cluster.submit(*args, cwd=tmp_path, env=cluster.rank_0_on("n2", nodes, tmp_path))
+    while _run(postgres_url).pid == first_pid and time.monotonic() < deadline:
+        time.sleep(0.2)  # until the second job's rank 0 has claimed the run
+    # A collector on another host, while the job measures: the run names a live job.
     db = open_database(postgres_url)
     with db.session() as s:
-        run = s.scalars(select(Run)).one()
-        assert run.config["slurm_job"] == str(first["job_id"])
-        # As if rank 0 had run on another node: its process id says nothing here, the
-        # ended Slurm job must (a rank killed inside MPI leaves the run "running").
-        run.hostname = "another-node"
+        s.scalars(select(Run)).one().hostname = "another-host"
+    mark_stale_runs(db)
     db.close()
-    second = cluster.submit(*args, cwd=tmp_path)
+    during = _run(postgres_url)
+    assert during.status == "running", "a live job's run was taken for stale"
+    assert during.config["slurm_job"] == str(second["job_id"])
+
     assert cluster.wait(second["job_id"]) == "COMPLETED", Path(second["output"]).read_text()
     after = _comm_points(postgres_url)
     assert after[: len(before)] == before  # nothing lost
-    assert len(after) == 12 and len({p[2:] for p in after}) == 12  # nothing twice
-    db = open_database(postgres_url)
-    with db.session() as s:
-        (run,) = s.scalars(select(Run)).all()
-        assert run.status == "complete"
-    db.close()
+    assert len(after) == 16 and len({p[2:] for p in after}) == 16  # nothing twice
+    assert {p[1] for p in after} == {run.id}  # one run
+    run = _run(postgres_url)
+    assert run.status == "complete" and run.config["hosts"] == ["n1", "n2"]
     assert '"resumed": true' in Path(second["output"]).read_text()
 
 
@@ -143,3 +174,51 @@ def test_an_unknown_partition_is_refused_and_nothing_submitted(two_nodes, tmp_pa
     assert_user_error(proc, "unknown partition 'nosuch'")
     after = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout
     assert after == before and list(tmp_path.iterdir()) == []
+
+
+NOWHERE = "postgresql+psycopg://nobody@127.0.0.1:1/none"  # nothing may connect to it
+REFUSED_BEFORE_SUBMITTING = [
+    (["collect", "-N", "3", "--dry-run"], "--nodes 3: partition debug has 2 node(s)"),
+    (["comm", "-N", "3", "-p", "debug"], "--nodes 3: partition debug has 2 node(s)"),
+    (["collect", "-N", "2", "-k", "nosuch", "--quick"], "unknown kernel 'nosuch'"),
+    (["collect", "-N", "2", "--sizes", "0x5"], "shape '0x5' has a zero"),
+    (["collect", "-N", "2", "--time", "banana"], "--time 'banana' is not a Slurm time limit"),
+    (["collect", "-N", "2", "--threads", "64", "--dry-run"], "a node of partition debug has"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"), REFUSED_BEFORE_SUBMITTING, ids=[n for _, n in REFUSED_BEFORE_SUBMITTING]
+)
+def test_options_the_job_would_fail_on_are_refused_before_submitting(  # type: ignore[no-untyped-def]
+    two_nodes, args: list[str], needle: str, tmp_path
+) -> None:
+    """Checked against the partition (sinfo) and by collect's own checks, dry run or not:
+    one line, exit 2, no job, no file, no database touched."""
+    before = cluster.queue()
+    proc = cluster.slurm(*args, "--db", NOWHERE, cwd=tmp_path)
+    assert_user_error(proc, needle)
+    assert cluster.queue() == before and list(tmp_path.iterdir()) == []
+
+
+COMM_SMALL = ["comm", "-N", "2", "--benchmarks", "pingpong", "--sizes", "8,512,4096,32768",
+              "--samples", "3", "--min-sample-time", "0.0005", "--wait"]  # fmt: skip
+
+
+def test_wait_follows_the_job_and_prints_its_result(two_nodes, postgres_url: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    done = cluster.slurm(*COMM_SMALL, "--db", postgres_url, cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr
+    run = _run(postgres_url)
+    assert f"COMPLETED, exit code 0:0; runs: {run.id} (complete)" in done.stderr
+    assert "running on n[1-2]" in done.stderr  # the progress line
+    assert run.status == "complete"
+
+    failed = cluster.slurm(
+        *COMM_SMALL, "--sizes", "8,16,32,64", "--db", postgres_url, "--json",
+        cwd=tmp_path, env={"BENCHDB_COMM_TEST_FAULT": "raise:1"}, timeout=600,
+    )  # fmt: skip
+    assert failed.returncode == 1, failed.stderr
+    result = json.loads(failed.stdout)
+    assert result["state"] == "FAILED" and result["exit_code"] != "0:0"
+    assert [r["status"] for r in result["runs"]] == ["interrupted"]  # settled, not "running"
+    assert any("InjectedFault" in line for line in result["output_tail"])

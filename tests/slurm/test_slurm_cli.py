@@ -62,6 +62,13 @@ def test_comm_dry_run_runs_the_collector_module_under_srun_pmi2(tmp_path: Path) 
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("limit", ["30", "30:00", "1:00:00", "2-0", "2-12:30", "1-00:00:00"])
+def test_every_slurm_time_format_is_taken(limit: str, tmp_path: Path) -> None:
+    proc = slurm("comm", "--nodes", "2", "--db", PG, "-t", limit, "--dry-run", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"#SBATCH --time={limit}" in proc.stdout
+
+
 @pytest.mark.parametrize("command", ["collect", "comm"])
 def test_a_password_stays_out_of_the_script(command: str, tmp_path: Path) -> None:
     """The script (kept by slurmctld, its srun line in every node's ps) names the database
@@ -128,6 +135,13 @@ BAD = [
     (["comm", "--nodes", "2", "--db", PG, "--benchmarks", "nope"], "unknown benchmark"),
     (["collect", "--nodes", "1", "--db", "sqlite:///{tmp}/b.sqlite"], "no `sbatch` on PATH"),
     (["comm", "--nodes", "2", "--db", PG], "no `sbatch` on PATH"),
+    # collect's own checks, before anything is submitted, dry run or not (issue 31)
+    (["collect", "-N", "2", "--db", PG, "-k", "nosuch", "--dry-run"], "unknown kernel 'nosuch'"),
+    (["collect", "-N", "2", "--db", PG, "--sizes", "0x5", "--dry-run"], "shape '0x5' has a zero"),
+    (["collect", "-N", "2", "--db", PG, "--tag", "", "--dry-run"], "--tag is empty"),
+    (["collect", "-N", "2", "--db", PG, "--time", "banana", "--dry-run"], "--time 'banana' is not"),
+    (["comm", "-N", "2", "--db", PG, "--time", "1:2:3:4", "--dry-run"], "--time '1:2:3:4' is not"),
+    (["comm", "-N", "2", "--db", PG, "--wait", "--dry-run"], "submits no job to wait for"),
 ]  # fmt: skip
 
 

@@ -1,0 +1,126 @@
+"""Following a submitted job until it ends (``benchdb slurm ... --wait``).
+
+Slurm is asked with ``scontrol show job``, which knows a job from submission until
+``MinJobAge`` (300 s by default) after it ended, and needs no accounting database
+(``sacct`` does, and many small clusters have none).  The job is polled every few
+seconds at first and every :data:`MAX_INTERVAL_S` once it has run a while: a short
+job's result comes quickly, and a long one costs the controller one query per
+interval.  Which runs the job wrote is the database's to say: every run records
+the Slurm job it ran in (:mod:`.jobs`), a continued one included.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import select
+
+from ..db.engine import Database
+from ..db.models import Run
+from ..runs import mark_stale_runs
+from .jobs import CONFIG_KEY, LIVE
+from .submit import find_tool
+
+FIRST_INTERVAL_S = 2.0
+MAX_INTERVAL_S = 15.0
+RUNNING_LINE_EVERY_S = 60.0  # while a job runs, a line this often says it still does
+NOT_ENDED = LIVE | {"COMPLETING"}  # still ending: its exit code is not final yet
+GONE = "UNKNOWN"  # scontrol no longer knows the job (purged, or the controller restarted)
+
+
+@dataclass(frozen=True)
+class JobState:
+    """One look at a job: its state, why it waits, where it runs, how it ended."""
+
+    job_id: int
+    state: str  # PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, ...
+    reason: str = "None"  # why it pends or ended (Resources, NonZeroExitCode, ...)
+    nodes: str = ""  # the node list once it runs
+    run_time: str = ""  # HH:MM:SS
+    exit_code: str = ""  # status:signal, e.g. 0:0 or 1:0
+
+    @property
+    def ended(self) -> bool:
+        return self.state not in NOT_ENDED
+
+    @property
+    def succeeded(self) -> bool:
+        return self.state == "COMPLETED" and self.exit_code in ("", "0:0")
+
+    def line(self) -> str:
+        """The state as a progress line."""
+        text = f"job {self.job_id} {self.state.lower()}"
+        if self.state == "PENDING" and self.reason != "None":
+            return f"{text} ({self.reason})"
+        if self.state == "RUNNING":
+            return f"{text} on {self.nodes} for {self.run_time}"
+        return text
+
+
+def job_state(job_id: int) -> JobState:
+    """What ``scontrol`` says of job ``job_id`` now (state :data:`GONE` where nothing)."""
+    proc = subprocess.run(
+        [find_tool("scontrol"), "show", "job", "-o", str(job_id)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    fields = dict(f.split("=", 1) for f in proc.stdout.split() if "=" in f)
+    if proc.returncode != 0 or "JobState" not in fields:
+        return JobState(job_id, GONE)
+    return JobState(
+        job_id,
+        fields["JobState"],
+        fields.get("Reason", "None"),
+        fields.get("NodeList", ""),
+        fields.get("RunTime", ""),
+        fields.get("ExitCode", ""),
+    )
+
+
+def follow(job_id: int, report: Callable[[JobState], None]) -> JobState:
+    """Poll job ``job_id`` until it has ended; its last state.  ``report`` gets every new
+    state, and a running job's state every :data:`RUNNING_LINE_EVERY_S`."""
+    interval = FIRST_INTERVAL_S
+    last: JobState | None = None
+    reported_at = 0.0
+    while True:
+        now = job_state(job_id)
+        if now.ended:
+            return now
+        due = time.monotonic() - reported_at >= RUNNING_LINE_EVERY_S
+        if last is None or now.state != last.state or due:
+            report(now)
+            reported_at = time.monotonic()
+        last = now
+        time.sleep(interval)
+        interval = min(interval * 1.5, MAX_INTERVAL_S)
+
+
+def runs_of_job(db: Database, job_id: int) -> list[tuple[int, str]]:
+    """(id, status) of every run that the ended job ``job_id`` created or continued.
+
+    A rank killed inside MPI leaves its run ``running``; the job has ended, so such a
+    run is settled ``interrupted`` first (:func:`~benchdb.runs.mark_stale_runs`), as the
+    next collector would, rather than reported as running.
+    """
+    mark_stale_runs(db)
+    with db.reading() as s:
+        rows = s.execute(
+            select(Run.id, Run.status)
+            .where(Run.config[CONFIG_KEY].as_string() == str(job_id))
+            .order_by(Run.id)
+        )
+        return [(run_id, status) for run_id, status in rows]
+
+
+def output_tail(path: str, lines: int = 20) -> list[str]:
+    """The last ``lines`` lines of the job's output file (none where it is unreadable)."""
+    try:
+        return Path(path).read_text(errors="replace").splitlines()[-lines:]
+    except OSError:
+        return []

@@ -111,9 +111,9 @@ def summarise(cat, measured: dict[tuple, list[PointTiming]]) -> dict[str, dict]:
         if name == "shallowf90":
             child_gap += [e.wall_s - e.cpu_s for t in timings for e in t.evidence]
             for t in timings:
-                keep, aside = kept_and_set_aside(t.evidence)
+                keep, dropped = kept_and_set_aside(t.evidence)
                 program_lost["kept"] += [t.evidence[i].lost_s for i in keep]
-                program_lost["set aside"] += [t.evidence[i].lost_s for i in aside]
+                program_lost["set aside"] += [t.evidence[i].lost_s for i in dropped]
         bench = cat.get(name)
         infos = {k.name: (i, k) for i, k in enumerate(bench.kernels)}
         counts = bench.kernel_points(shape)

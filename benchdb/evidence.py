@@ -26,7 +26,10 @@ class Evidence:
     child process); ``steal_s`` None where it reports no steal.  ``others_busy_s``:
     how long the CPUs the sample could not run on were busy (None: no such CPU, or
     recorded before it was read); evidence of a neighbour that takes no CPU time from
-    the sample, not a reason to set it aside.
+    the sample, not a reason to set it aside.  ``timed_s``: the part of the window
+    the sample reports, where that is less than the window -- a program in a child
+    process times its own loops, while the window also holds its start-up and
+    set-up; None where the sample is the whole window.
     """
 
     wall_s: float
@@ -36,15 +39,21 @@ class Evidence:
     steal_s: float | None
     lost_s: float
     others_busy_s: float | None = None
+    timed_s: float | None = None
 
     @property
     def disturbed(self) -> bool:
-        return self.lost_s > LOST_FRACTION * self.wall_s
+        """Lost more than :data:`LOST_FRACTION` of the time the sample reports.  Where the
+        lost time fell inside the window cannot be told, so a program's is set against
+        its timed part, not its whole run: a scheduler slice lost during a 3 ms step is
+        a third of that step's sample, however long the process took to start."""
+        return self.lost_s > LOST_FRACTION * (self.timed_s or self.wall_s)
 
 
 def lost_fraction(evidence: Evidence) -> float:
-    """The share of its wall time a sample lost to other tasks."""
-    return evidence.lost_s / evidence.wall_s if evidence.wall_s > 0 else 0.0
+    """The share of the time it reports that a sample lost to other tasks."""
+    base = evidence.timed_s or evidence.wall_s
+    return evidence.lost_s / base if base > 0 else 0.0
 
 
 def most_disturbed(evidence: Sequence[Evidence]) -> Evidence:
@@ -106,10 +115,11 @@ def set_aside_count(set_aside: Columns | Sequence[Any] | None) -> int:
 
 
 def lost_share(evidence: Columns | Sequence[Any] | None) -> float | None:
-    """The median share of its wall time a sample lost, over a row's stored ``evidence``
-    (:func:`to_columns`); None where no sample has any (collected without evidence)."""
+    """The median share of its time a sample lost (:func:`lost_fraction`), over a row's
+    stored ``evidence`` (:func:`to_columns`); None where no sample has any (collected
+    without evidence)."""
     if not isinstance(evidence, Mapping) or not evidence:
         return None
-    pairs = zip(evidence.get("lost_s") or [], evidence.get("wall_s") or [], strict=False)
-    shares = [lost / wall for lost, wall in pairs if lost is not None and wall]
+    n = len(evidence.get("wall_s") or [])
+    shares = [lost_fraction(e) for e in from_columns(evidence, n) if e is not None]
     return statistics.median(shares) if shares else None

@@ -57,7 +57,7 @@ from benchdb.collectors.timing import PointTiming, time_point
 from benchdb.kernels.sources import load_catalog
 from co_runners import CO_RUNNERS, co_runners
 
-from benchdb.evidence import kept_and_set_aside
+from benchdb.evidence import kept_and_set_aside, lost_fraction
 from benchdb.query import shape_key
 
 FORTRAN = Path(__file__).resolve().parent.parent / "examples" / "shallow_fortran" / "benchdb.toml"
@@ -143,13 +143,13 @@ def summarise(cat, measured: dict[tuple, list[PointTiming]]) -> dict[str, dict]:
 
 
 def excess(timings: list[PointTiming]) -> list[tuple[float, float, float]]:
-    """Each sample's lost share, the share of its wall time the other CPUs were busy, and
-    how much longer it ran (its kernels' times added) than the median of the point's
-    samples that lost under 0.1 % of their wall time while the other CPUs were idle
+    """Each sample's lost share (of the time it reports), the share of its wall time the
+    other CPUs were busy, and how much longer it ran (its kernels' times added) than the
+    median of the point's samples that lost under 0.1 % while the other CPUs were idle
     (those that lost under 0.1 % where no such sample was taken)."""
     rows = [
         (
-            e.lost_s / e.wall_s,
+            lost_fraction(e),
             (e.others_busy_s or 0.0) / e.wall_s,
             sum(t.samples[k][i] for k in t.samples),
         )

@@ -31,7 +31,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from benchdb.evidence import Evidence
 
@@ -74,10 +74,20 @@ def _elapsed(prepared: Prepared, repetitions: int, probe: Probe) -> tuple[float,
     """Seconds ``repetitions`` repetitions took -- the wall clock around them, or what
     a program in another process reports (its start-up and set-up are no sample) --
     and whether that trial was disturbed."""
+    _, evidence = _measure(prepared, repetitions, probe)
+    timed = evidence.wall_s if evidence.timed_s is None else evidence.timed_s
+    return timed, evidence.disturbed
+
+
+def _measure(
+    prepared: Prepared, repetitions: int, probe: Probe
+) -> tuple[dict[str, float], Evidence]:
+    """One run of ``repetitions`` repetitions: the times it reports and its evidence,
+    which for a program in another process names the part its own timers cover."""
     times, evidence = probe.measure(lambda: prepared.run(repetitions))
     if isinstance(prepared, SelfTimed):
-        return prepared.reported_seconds(times), evidence.disturbed
-    return evidence.wall_s, evidence.disturbed
+        evidence = replace(evidence, timed_s=prepared.reported_seconds(times))
+    return times, evidence
 
 
 def _checked(
@@ -128,7 +138,7 @@ def time_point(prepared: Prepared, sample_time: float, samples: int) -> PointTim
         repetitions = calibrate(prepared, sample_time, probe)
         clean = 0
         while clean < samples and len(evidence) < samples * (1 + RETAKES_PER_SAMPLE):
-            times, seen = probe.measure(lambda: prepared.run(repetitions))
+            times, seen = _measure(prepared, repetitions, probe)
             for kernel, seconds in times.items():
                 per_kernel.setdefault(kernel, []).append(float(seconds) / repetitions)
             evidence.append(seen)

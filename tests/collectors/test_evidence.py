@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 import pytest
 from benchdb.collectors.pinning import pinned
@@ -20,7 +21,14 @@ from benchdb.collectors.record import DISTURBED, add_pass, measurement_rows
 from benchdb.collectors.timing import PointTiming, time_point
 from benchdb.kernels import get_benchmark
 
-from benchdb.evidence import LOST_FRACTION, Evidence, from_columns, lost_share, to_columns
+from benchdb.evidence import (
+    LOST_FRACTION,
+    Evidence,
+    from_columns,
+    lost_fraction,
+    lost_share,
+    to_columns,
+)
 from benchdb.predict.noise import pass_medians
 
 pytestmark = pytest.mark.skipif(
@@ -111,6 +119,16 @@ def test_a_program_in_a_child_process_is_judged_by_its_rusage() -> None:
     assert shared.lost_s > 0.2 * shared.wall_s and shared.disturbed
 
 
+def test_a_program_sample_is_judged_against_the_time_it_reports() -> None:
+    """A 3 ms step in a 200 ms process that lost a 2 ms slice lost 1 % of the run but
+    two thirds of the sample: kept against the run, set aside against the sample."""
+    run = Evidence(wall_s=0.2, cpu_s=0.198, wait_s=None, nivcsw=1, steal_s=0.0, lost_s=0.002)
+    assert not run.disturbed  # 1.0 % of the whole run: at the threshold, kept
+    step = replace(run, timed_s=0.003)
+    assert step.disturbed and lost_fraction(step) == pytest.approx(2 / 3)
+    assert lost_share(to_columns([step, step])) == pytest.approx(2 / 3, rel=1e-4)
+
+
 # ------------------------------------------------------------------ pooling the evidence
 
 TRIAD = get_benchmark("stream.triad")
@@ -190,7 +208,7 @@ def test_stored_evidence_is_one_list_per_field_and_reads_back() -> None:
     shared = Evidence(0.0200001234, 0.0100000987, 0.01, 3, None, 0.01, 0.005)
     stored = to_columns([CLEAN, shared, None])
     assert set(stored) == {"wall_s", "cpu_s", "wait_s", "nivcsw", "steal_s", "lost_s",
-                           "others_busy_s"}  # fmt: skip
+                           "others_busy_s", "timed_s"}  # fmt: skip
     assert stored["wall_s"] == [0.02, 0.0200001, None] and stored["nivcsw"] == [0, 3, None]
     assert from_columns(stored, 3)[0] == CLEAN and from_columns(stored, 3)[2] is None
     assert from_columns([], 2) == [None, None] and to_columns([None, None]) == {}

@@ -65,8 +65,14 @@ def test_a_program_is_swept_stored_listed_and_predicted(tmp_path: Path, sqlite_u
     db = open_database(sqlite_url)
     with db.session() as s:
         versions = dict(s.execute(select(Kernel.name, Kernel.version)).all())
+        evidence = s.scalars(select(Measurement.evidence)).all()
     db.close()
     assert versions["toy.triad"] == kernel_version(bench.kernels[0])
+    # each sample is judged against the time the program's own timers report, which is
+    # part of its process's wall time (start-up and set-up are not)
+    for columns in evidence:
+        timed, wall = columns["timed_s"], columns["wall_s"]
+        assert timed and all(0 < t < w for t, w in zip(timed, wall, strict=True))
 
     listed = json.loads(invoke("kernels", "--db", sqlite_url, "--json").stdout)
     toy = next(k for k in listed if k["name"] == "toy.triad")

@@ -8,7 +8,15 @@ decompositions, so that a shared host's slow spell hits them alike) and
 stores every run, and prints
 
     grid, decomposition, local block, predicted (loops + exchanges),
-    measured median (loops + exchanges, of the run with the median total), error
+    measured median (loops + exchanges, of the run with the median total), error,
+    the CPU share (the slowest rank's CPU time over its wall time) of each run,
+    and the prediction's error against the median CPU time
+
+On a shared host a whole run loses its core to other processes (the sweep
+retakes such disturbed samples; a whole run cannot); the CPU share says how
+much, so that a miss of the model is told from time lost to the other tenants.
+Against CPU time a rank waiting in an exchange counts only while it polls
+(MPICH polls), so on more than one rank the CPU error is a bound, not a measure.
 
 The database must hold a sweep of the program (``benchdb collect --program``)
 that does not contain the grids' blocks, and communication parameters
@@ -34,6 +42,12 @@ from benchdb.app.model import AppCase, ModelOptions, predict_app
 from benchdb.app.program_app import load_program, program_application, program_case
 from benchdb.db.engine import open_database
 from benchdb.query import parse_shape
+
+
+def _cpu_error(predicted: float, runs: list[dict]) -> float | None:
+    """The prediction against the runs' median CPU time (None where not reported)."""
+    cpu = [r["cpu_s"] for r in runs if r["cpu_s"] is not None]
+    return predicted / statistics.median(cpu) - 1 if cpu else None
 
 
 def main() -> None:
@@ -85,23 +99,32 @@ def main() -> None:
                     "measured_loops_s": median["loops_s"].get("loops"),
                     "measured_exchanges_s": median["exchanges_s"].get("exchanges"),
                     "runs_s": [r["total_s"] for r in runs[case.decomp.key]],
+                    "cpu_share": [
+                        r["cpu_s"] / r["total_s"] if r["cpu_s"] is not None else None
+                        for r in runs[case.decomp.key]
+                    ],
                     "error": pred.total_s / total - 1,
+                    "cpu_error": _cpu_error(pred.total_s, runs[case.decomp.key]),
                 }
             )
     if args.json:
         print(json.dumps(rows, indent=1))
         return
     print("| grid (steps) | decomp | local | predicted: loops + exchanges | measured median: "
-          "loops + exchanges | runs | error |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|")
+          "loops + exchanges | runs (CPU share) | error | vs CPU time |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        runs_text = ", ".join(f"{t:.3f}" for t in r["runs_s"])
+        runs_text = ", ".join(
+            f"{t:.3f} ({100 * c:.0f} %)" if c is not None else f"{t:.3f}"
+            for t, c in zip(r["runs_s"], r["cpu_share"], strict=True)
+        )
         print(
             f"| {r['grid']} ({r['steps']}) | {r['decomposition']} | {r['local']} | "
             f"{r['predicted_s']:.3f} s: {r['predicted_loops_s']:.3f} + "
             f"{r['predicted_exchanges_s']:.3f} | {r['measured_s']:.3f} s: "
             f"{r['measured_loops_s']:.3f} + {r['measured_exchanges_s']:.3f} | {runs_text} | "
-            f"{100 * r['error']:+.1f} % |"
+            f"{100 * r['error']:+.1f} % | "
+            + (f"{100 * r['cpu_error']:+.1f} % |" if r["cpu_error"] is not None else "- |")
         )
 
 

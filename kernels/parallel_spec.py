@@ -22,9 +22,11 @@ from typing import Any
 from .layout import Layout
 from .spec_table import SpecTable
 
-PARTS = ("total", "loops", "exchanges")
+PARTS = ("total", "loops", "exchanges", "cpu")
 """What a whole run reports per rank (``BENCHDB rank <r> <part> <seconds>``): its wall time
-of the timed steps, and of that the time in its loops and in its halo exchanges."""
+of the timed steps; of that the time in its loops and in its halo exchanges; and its CPU
+time over those steps, the evidence (docs/design.md "On a shared machine") of the time
+other processes held its core, which no model of the machine predicts."""
 LAUNCH_PLACEHOLDERS = ("ranks", "px", "py", "steps", "precision", "binary")
 DEFAULT_RUN_TIMEOUT_S = 600.0
 

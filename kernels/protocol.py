@@ -16,7 +16,9 @@ the ``time`` lines::
 
 where the parts are ``total`` (the rank's wall time of the timed steps) and
 optionally ``loops`` and ``exchanges`` (of which in its loops and its halo
-exchanges), so that a miss of the whole-run model can be placed.
+exchanges), so that a miss of the whole-run model can be placed, and ``cpu``
+(the rank's CPU time over the timed steps: less than ``total`` where other
+processes held its core).
 
 ``seconds`` is the time spent in ``<loop>`` summed over the run's timed
 repetitions, as the paper's timers around each loop inside the time step
@@ -147,7 +149,7 @@ def parse_output(text: str, loops: Sequence[str]) -> ProgramOutput:
 class RunOutput:
     """What one whole parallel run reported: per rank, seconds of each part."""
 
-    parts: tuple[dict[str, float], ...]  # rank -> part (total, loops, exchanges) -> seconds
+    parts: tuple[dict[str, float], ...]  # rank -> part (total, loops, ...) -> seconds
     checksum: float | None  # the final state's digest
     check_failed: str | None
     checked: bool

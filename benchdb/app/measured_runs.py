@@ -3,7 +3,8 @@
 Per-loop and per-exchange times are given for the slowest rank (the rank
 with the largest total), which is what the model's "slowest rank wins"
 compares with; ``untimed_s`` is that rank's time that no loop, exchange or
-reduction timer covers.
+reduction timer covers; ``cpu_s`` its CPU time over the timed steps, where the
+program reported it (a user's program, ``BENCHDB rank <r> cpu``), else None.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def _summary(row: AppRun, run: Run) -> dict[str, Any]:
         "exchanges_s": exchanges,
         "reduction_s": reduction,
         "untimed_s": row.rank_seconds[slowest] - timed,
+        "cpu_s": (row.info or {}).get("cpu_seconds", [None] * row.ranks)[slowest],
         "energy": dict(row.energy or {}),
         "mass": row.checksum,
         "tags": list(run.tags or []),

@@ -96,6 +96,7 @@ def _row(
             "program": str(spec.path),
             "source_hash": source_hash(spec),
             "launch": argv,
+            "cpu_seconds": [p.get("cpu") for p in out.parts],
         },
     )
 

@@ -49,7 +49,7 @@ def sweep(folder: Path, shape: tuple[int, int], reps: int) -> tuple[float | None
 def whole_run(folder: Path, px: int, py: int) -> float | None:
     ranks = px * py
     out = run(folder, "mpiexec", "-n", ranks, "./shallow_mpi", *SHAPE, STEPS, px, py)
-    parsed = parse_run_output(out, ranks, ("total", "loops", "exchanges"))
+    parsed = parse_run_output(out, ranks, ("total", "loops", "exchanges", "cpu"))
     assert parsed.checked and parsed.check_failed is None
     for part in parsed.parts:
         assert part["loops"] + part["exchanges"] <= part["total"] * 1.001

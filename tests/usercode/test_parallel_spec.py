@@ -57,7 +57,7 @@ def test_the_example_parses() -> None:
     assert par is not None
     assert par.split == ("M", "N") and par.serial == ("boundary",)
     assert par.halo.shift and par.halo.width == 1 and par.halo.periodic == (True, True)
-    assert par.reports == ("total", "loops", "exchanges")
+    assert par.reports == ("total", "loops", "exchanges", "cpu")
 
 
 CASE = ["--grid", "64x32", "--steps", "10"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.clihelpers import benchdb
+from tests.clihelpers import invoke
 
 pytestmark = pytest.mark.mpi
 
@@ -21,14 +21,14 @@ def swept(mpi_example: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
     """The example's spec and a database holding a quick sweep of its loops."""
     url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'mpi.db'}"
     spec = mpi_example / "benchdb.toml"
-    done = benchdb("collect", "--program", str(spec), *SWEEP, "--db", url)
-    assert done.returncode == 0, done.stderr
+    done = invoke("collect", "--program", str(spec), *SWEEP, "--db", url)
+    assert done.exit_code == 0, done.output
     return spec, url
 
 
 def app(*args: str) -> dict:
-    done = benchdb("app", *args, "--json")
-    assert done.returncode == 0, done.stderr
+    done = invoke("app", *args, "--json")
+    assert done.exit_code == 0, done.output
     return json.loads(done.stdout)
 
 

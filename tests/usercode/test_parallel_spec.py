@@ -10,7 +10,8 @@ import pytest
 from benchdb.kernels.api import KernelError
 from benchdb.kernels.spec import load_spec
 
-from tests.clihelpers import assert_user_error, benchdb
+from benchdb.errors import UserError
+from tests.clihelpers import assert_user_error, benchdb, invoke
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shallow_mpi" / "benchdb.toml"
 TEXT = EXAMPLE.read_text()
@@ -78,17 +79,19 @@ CASE = ["--grid", "64x32", "--steps", "10"]
         ("run", (r"^split = .*$", 'split = ["N"]'), ["--decomp", "2x1"], "does not split M"),
     ],
 )
-def test_bad_input_to_app_commands_exits_2_and_creates_nothing(
+def test_bad_input_to_app_commands_is_refused_and_creates_nothing(
     tmp_path: Path, command: str, edit: tuple[str, str] | None, args: list[str], needle: str
 ) -> None:
     spec = spec_with(tmp_path, *edit) if edit else EXAMPLE
     db = tmp_path / "never.db"
-    proc = benchdb("app", command, "--program", str(spec), *CASE, *args, "--db", f"sqlite:///{db}")
-    assert_user_error(proc, needle)
+    result = invoke("app", command, "--program", str(spec), *CASE, *args, "--db", f"sqlite:///{db}")
+    assert isinstance(result.exception, UserError), result.output
+    assert needle in str(result.exception)
     assert not db.exists()
 
 
-def test_a_spec_without_parallel_section_is_refused(tmp_path: Path) -> None:
+def test_a_spec_without_parallel_section_exits_2_in_one_line(tmp_path: Path) -> None:
+    """The exit-2, one-line contract, through the real entry point."""
     fortran = EXAMPLE.parents[1] / "shallow_fortran" / "benchdb.toml"
     db = tmp_path / "never.db"
     proc = benchdb(

@@ -33,7 +33,11 @@ import json
 import statistics
 
 from benchdb.collectors.app.collect import AppRunRequest
-from benchdb.collectors.app.program_run import plan_program_run, run_program_app
+from benchdb.collectors.app.program_run import (
+    execute_program_run,
+    plan_program_run,
+    store_program_run,
+)
 
 from benchdb.app.decomposition import parse_decomposition
 from benchdb.app.inputs import comm_params
@@ -77,7 +81,8 @@ def main() -> None:
             for case in cases:
                 tags = ("program-validation",)
                 req = AppRunRequest(case.grid, case.decomp, case.steps, tags=tags)
-                run_id = run_program_app(db, plan_program_run(spec, req))
+                planned = plan_program_run(spec, req)
+                run_id = store_program_run(db, planned, execute_program_run(planned))
                 runs[case.decomp.key].append(app_run_summary(db, run_id))
         for case, pred in zip(cases, preds, strict=True):
             measured = sorted(runs[case.decomp.key], key=lambda r: r["total_s"])

@@ -184,18 +184,20 @@ def run_cmd(
         tags=tuple(tag or ()),
     )
     target = Target.of(program)
+    running = f"running {target.app.name} {run.grid} on {req.decomp.ranks} ranks ..."
     if target.spec is None:
         validate(req, req.max_ranks)  # before the database is opened
-    else:
-        from ..collectors.app.program_run import plan_program_run, run_program_app
-
-        planned = plan_program_run(target.spec, req)
-    database = open_db(db, create=True)
-    with err_console.status(f"running {target.app.name} {run.grid} on {req.decomp.ranks} ranks"):
-        if target.spec is None:
+        database = open_db(db, create=True)
+        with err_console.status(running):
             app_run_id = run_app(database, req)
-        else:
-            app_run_id = run_program_app(database, planned)
+    else:
+        from ..collectors.app import program_run
+
+        planned = program_run.plan_program_run(target.spec, req)
+        with err_console.status(running):  # the database is opened once the run succeeded
+            output = program_run.execute_program_run(planned)
+        database = open_db(db, create=True)
+        app_run_id = program_run.store_program_run(database, planned, output)
     from ..app.measured_runs import app_run_summary
 
     summary = app_run_summary(database, app_run_id)

@@ -1,4 +1,4 @@
-"""One whole parallel run of a user's program, checked, launched and stored as an ``app_run``.
+"""One whole parallel run of a user's program: checked, launched, then stored as an ``app_run``.
 
 The measured side of the whole-run model for a user's program (paper 001
 section 4 validates its model against real runs; so does benchdb): the
@@ -8,8 +8,8 @@ line protocol, :func:`benchdb.kernels.protocol.parse_run_output`) give every
 rank's wall time of the timed steps and, where the program reports them, its
 time in loops and in exchanges.  Stored like the built-in model's runs
 (``app run``), with the program's name as ``application``, so ``app runs`` and
-comparisons read both alike.  Nothing is written before the run has
-succeeded: a launcher that is not found, a rank that dies, a timeout or
+comparisons read both alike.  The database is not touched (not even
+created) before the run has succeeded: a launcher that is not found, a rank that dies, a timeout or
 output that breaks the protocol is one :class:`~benchdb.errors.UserError`.
 """
 
@@ -119,8 +119,9 @@ def plan_program_run(spec: ProgramSpec, req: AppRunRequest) -> ProgramRun:
     return ProgramRun(spec, req, launch_argv(spec, req))
 
 
-def run_program_app(db: Database, run: ProgramRun) -> int:
-    """Build, launch and store one whole run of the program; the new ``app_run`` id."""
+def execute_program_run(run: ProgramRun) -> RunOutput:
+    """Build and launch the program; what its ranks reported.  UserError if the build
+    fails, a rank dies, the run times out, fails its check or breaks the protocol."""
     spec, req, par = run.spec, run.req, parallel_of(run.spec)
     where = f"the run of {spec.name} on {req.decomp.key}"
     timeout = req.timeout if req.timeout is not None else par.timeout
@@ -134,8 +135,14 @@ def run_program_app(db: Database, run: ProgramRun) -> int:
         raise UserError(f"{where} failed: {exc}; nothing was written") from None
     if output.check_failed is not None:
         raise UserError(f"{where} failed its own check: {output.check_failed}; nothing was written")
+    return output
+
+
+def store_program_run(db: Database, run: ProgramRun, output: RunOutput) -> int:
+    """One ``run`` row and the run's ``app_run`` row; the ``app_run`` id."""
+    req = run.req
     config = {
-        "program": str(spec.path),
+        "program": str(run.spec.path),
         "grid": list(req.grid),
         "decomposition": req.decomp.key,
         "steps": req.steps,
@@ -144,6 +151,6 @@ def run_program_app(db: Database, run: ProgramRun) -> int:
     }
 
     def rows(run_id: int) -> list[AppRun]:
-        return [_row(run_id, spec, req, output, run.argv)]
+        return [_row(run_id, run.spec, req, output, run.argv)]
 
     return store_runs(db, rows, kind="app", tags=req.tags, config=config)[0]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from benchdb.errors import UserError
 from tests.clihelpers import invoke
 
 pytestmark = pytest.mark.mpi
@@ -59,3 +60,16 @@ def test_app_run_stores_a_programs_run(swept: tuple[Path, str]) -> None:
         assert run["total_s"] > 0 and len(run["rank_s"]) == ranks
         assert set(run["loops_s"]) == {"loops"} and set(run["exchanges_s"]) == {"exchanges"}
     assert runs[0]["mass"] == runs[1]["mass"]  # the final state's checksum: the serial one
+
+
+def test_a_run_that_dies_on_its_ranks_writes_nothing(mpi_example: Path, tmp_path: Path) -> None:
+    """The launch line swaps px and py: on 64x33 the program refuses 1 x 2 and exits 2."""
+    spec = mpi_example / "dies.toml"
+    text = (mpi_example / "benchdb.toml").read_text()
+    spec.write_text(text.replace('"{px}", "{py}"]', '"{py}", "{px}"]'))
+    db = tmp_path / "never.db"
+    done = invoke("app", "run", "--program", str(spec), "--grid", "64x33", "--decomp", "2x1",
+                  "--steps", "5", "--db", f"sqlite:///{db}")  # fmt: skip
+    assert isinstance(done.exception, UserError), done.output
+    assert "exit status 2" in str(done.exception) and "nothing was written" in str(done.exception)
+    assert not db.exists()

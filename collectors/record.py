@@ -29,7 +29,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from benchdb.app.context import FULLSTEP
+from benchdb.app.context import FULLSTEP, PROGRAM
 from benchdb.db.models import Measurement
 from benchdb.evidence import (
     Evidence,
@@ -48,7 +48,7 @@ from .timing import PointTiming
 
 CONTEXT_FULLSTEP = FULLSTEP  # the shallow loops, timed inside the whole time step
 CONTEXT_ISOLATED = "isolated"  # a micro-kernel repeated on its own
-CONTEXT_PROGRAM = "program"  # a user's program, timed by its own timers inside its step
+CONTEXT_PROGRAM = PROGRAM  # a user's program, timed by its own timers inside its step
 
 NOISY = "noisy"
 DISTURBED = "disturbed"

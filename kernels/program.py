@@ -16,9 +16,11 @@ import os
 import re
 import signal
 import subprocess
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 
 from .api import KernelError, KernelInfo, PointFailure, Shape, Verification
 from .geometry import Geometry, itemsize
@@ -43,6 +45,16 @@ def source_hash(spec: ProgramSpec) -> str:
     return digest.hexdigest()
 
 
+def tools_env(**extra: str) -> dict[str, str]:
+    """The environment of a program's build and runs: this one, with this Python's
+    executables' folder first on PATH, where ``pip install mpich`` puts the MPI
+    compiler wrappers and ``mpiexec`` that the project's own MPI runs use, so that a
+    program is built and launched with the same MPI as the communication benchmarks
+    measured, virtualenv activated or not."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return {**os.environ, "PATH": path, **extra}
+
+
 def build(spec: ProgramSpec) -> None:
     """Run the spec's build command in its workdir; KernelError with its last words if it fails."""
     if spec.build is None:
@@ -52,6 +64,7 @@ def build(spec: ProgramSpec) -> None:
             spec.build,
             shell=True,
             cwd=spec.workdir,
+            env=tools_env(),
             capture_output=True,
             text=True,
             timeout=BUILD_TIMEOUT_S,
@@ -64,11 +77,11 @@ def build(spec: ProgramSpec) -> None:
     if done.returncode != 0:
         raise KernelError(
             f"build command {spec.build!r} of program {spec.name} failed with exit status "
-            f"{done.returncode}: {_cause(done.stderr or done.stdout)}; fix the build"
+            f"{done.returncode}: {cause(done.stderr or done.stdout)}; fix the build"
         )
 
 
-def _cause(text: str) -> str:
+def cause(text: str) -> str:
     """The line of a failure's output that names its cause: the first that says error (a
     compiler's first error, a Fortran runtime error; not 'compilation terminated.' or a
     backtrace after it), else the last."""
@@ -80,7 +93,7 @@ def _cause(text: str) -> str:
 _ERROR = re.compile(r"\berror\b", re.IGNORECASE)
 
 
-def _status(returncode: int) -> str:
+def exit_status(returncode: int) -> str:
     if returncode < 0:
         try:
             return f"killed by {signal.Signals(-returncode).name}"
@@ -89,28 +102,18 @@ def _status(returncode: int) -> str:
     return f"exit status {returncode}"
 
 
-def run_program(
-    spec: ProgramSpec, shape: Shape, repetitions: int, precision: str, threads: int
-) -> ProgramOutput:
-    """One run of the program; :class:`PointFailure` saying why if it fails.
+def run_command(argv: list[str], cwd: Path, env: Mapping[str, str], timeout: float) -> str:
+    """Run ``argv`` to the end; its standard output, or :class:`PointFailure` saying why
+    it did not start, ran past ``timeout`` seconds (the spec's) or failed.
 
-    The program runs in its own process group, so a timeout stops it and
-    anything it started.
+    The command runs in its own process group, so a timeout stops it and
+    anything it started (an ``mpiexec`` and its ranks).
     """
-    values = {
-        **spec.layout.named(shape),
-        "reps": repetitions,
-        "precision": precision,
-        "threads": threads,
-        "binary": spec.binary or "",
-    }
-    argv = [arg.format(**values) for arg in spec.command]
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
     try:
         proc = subprocess.Popen(
             argv,
-            cwd=spec.workdir,
-            env=env,
+            cwd=cwd,
+            env=dict(env),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -119,14 +122,31 @@ def run_program(
     except OSError as exc:
         raise PointFailure(f"cannot start {argv[0]!r}: {exc.strerror}") from None
     try:
-        out, err = proc.communicate(timeout=spec.timeout)
+        out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):  # it may have ended just now
             os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        raise PointFailure(f"timed out after {spec.timeout:g} s (the spec's timeout)") from None
+        raise PointFailure(f"timed out after {timeout:g} s (the spec's timeout)") from None
     if proc.returncode != 0:
-        raise PointFailure(f"{_status(proc.returncode)}: {_cause(err if err.strip() else out)}")
+        raise PointFailure(f"{exit_status(proc.returncode)}: {cause(err if err.strip() else out)}")
+    return out
+
+
+def run_program(
+    spec: ProgramSpec, shape: Shape, repetitions: int, precision: str, threads: int
+) -> ProgramOutput:
+    """One run of the program; :class:`PointFailure` saying why if it fails."""
+    values = {
+        **spec.layout.named(shape),
+        "reps": repetitions,
+        "precision": precision,
+        "threads": threads,
+        "binary": spec.binary or "",
+    }
+    argv = [arg.format(**values) for arg in spec.command]
+    env = tools_env(OMP_NUM_THREADS=str(threads))
+    out = run_command(argv, spec.workdir, env, spec.timeout)
     try:
         output = parse_output(out, [loop.name for loop in spec.loops])
     except ProtocolError as exc:

@@ -13,13 +13,14 @@ import re
 import shlex
 import string
 import tomllib
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from .api import DTYPE_BYTES, KernelError
 from .layout import Layout
+from .parallel_spec import ParallelSpec, parse_parallel
+from .spec_table import SpecTable
 
 FORMAT = 1
 DEFAULT_TIMEOUT_S = 600.0
@@ -27,7 +28,7 @@ NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 LOOP_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
 PLACEHOLDERS = ("reps", "precision", "threads", "binary")
 
-_TOP = {"format", "program", "shape", "footprint", "loops", "compare"}
+_TOP = {"format", "program", "shape", "footprint", "loops", "parallel", "compare"}
 """``compare`` is the project's CI settings (benchdb.config), which a spec file may also hold."""
 _PROGRAM = {
     "name", "description", "workdir", "build", "binary", "command", "timeout", "precisions",
@@ -66,48 +67,12 @@ class ProgramSpec:
     layout: Layout  # the footprint and shape, ``updates = "inner"``
     loops: tuple[LoopSpec, ...]
     text: bytes  # the file as read: part of the kernels' version
+    parallel: ParallelSpec | None = None  # how a whole parallel run goes, if declared
 
     @property
     def threaded(self) -> bool:
         """Whether the command takes ``{threads}`` (else one thread only)."""
         return any("{threads}" in arg for arg in self.command)
-
-
-class _Fields:
-    """Reads one TOML table, naming it in every error."""
-
-    def __init__(self, path: Path, where: str, table: Any, allowed: set[str]) -> None:
-        self.path, self.where = path, where
-        if not isinstance(table, Mapping):
-            self.fail(f"{where} must be a table")
-        unknown = sorted(set(table) - allowed)
-        if unknown:
-            self.fail(
-                f"{where} has unknown field(s) {', '.join(unknown)}; "
-                f"the fields are {', '.join(sorted(allowed))}"
-            )
-        self.table = table
-
-    def fail(self, message: str) -> None:
-        raise KernelError(f"spec {self.path}: {message}")
-
-    def get(
-        self, key: str, kind: type | tuple[type, ...], default: Any = ..., what: str = ""
-    ) -> Any:
-        if key not in self.table:
-            if default is ...:
-                self.fail(f"{self.where} lacks {key!r}; {what or 'add it'}")
-            return default
-        value = self.table[key]
-        if isinstance(value, bool) or not isinstance(value, kind):
-            self.fail(f"{self.where} {key} = {value!r} has the wrong type; {what or 'fix it'}")
-        return value
-
-    def number(self, key: str, what: str) -> float:
-        value = self.get(key, (int, float), what=what)
-        if value < 0:
-            self.fail(f"{self.where} {key} = {value!r} must not be negative; {what}")
-        return float(value)
 
 
 def load_spec(path: str | Path) -> ProgramSpec:
@@ -125,11 +90,11 @@ def load_spec(path: str | Path) -> ProgramSpec:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise KernelError(f"spec {path} is not valid TOML: {exc}") from None
     path = path.resolve()
-    top = _Fields(path, "the spec", doc, _TOP)
+    top = SpecTable(path, "the spec", doc, _TOP)
     fmt = top.get("format", int, what=f"write format = {FORMAT} at the top")
     if fmt != FORMAT:
         top.fail(f"format = {fmt} is not supported; this benchdb reads format {FORMAT}")
-    program = _Fields(
+    program = SpecTable(
         path, "[program]", top.get("program", dict, what="add a [program] table"), _PROGRAM
     )
     name = program.get("name", str, what='name the program, e.g. name = "mymodel"')
@@ -150,10 +115,10 @@ def load_spec(path: str | Path) -> ProgramSpec:
         program.fail(
             f"precisions {list(precisions)} must list float64 and/or float32, e.g. ['float64']"
         )
-    shape_table = _Fields(
+    shape_table = SpecTable(
         path, "[shape]", top.get("shape", dict, what="add a [shape] table"), _SHAPE
     )
-    footprint = _Fields(
+    footprint = SpecTable(
         path, "[footprint]", top.get("footprint", dict, what="add a [footprint] table"), _FOOTPRINT
     )
     extents = shape_table.get("extents", list, what="name the extents, e.g. extents = ['M', 'N']")
@@ -173,6 +138,10 @@ def load_spec(path: str | Path) -> ProgramSpec:
     if not loops_table:
         top.fail("declares no loops; add a [loops.<name>] table for each timed loop")
     loops = tuple(_loop(path, loop, table, layout) for loop, table in loops_table.items())
+    parallel = None
+    if "parallel" in doc:
+        names = tuple(loop.name for loop in loops)
+        parallel = parse_parallel(path, doc["parallel"], layout, names, precisions, binary)
     return ProgramSpec(
         path=path,
         name=name,
@@ -186,10 +155,11 @@ def load_spec(path: str | Path) -> ProgramSpec:
         layout=layout,
         loops=loops,
         text=text,
+        parallel=parallel,
     )
 
 
-def _command(program: _Fields, layout: Layout, precisions: tuple[str, ...]) -> tuple[str, ...]:
+def _command(program: SpecTable, layout: Layout, precisions: tuple[str, ...]) -> tuple[str, ...]:
     raw = program.get(
         "command", (list, str), what="give the command, e.g. ['./model', '{M}', '{N}', '{reps}']"
     )
@@ -227,7 +197,7 @@ def _command(program: _Fields, layout: Layout, precisions: tuple[str, ...]) -> t
 
 def _loop(path: Path, name: str, table: Any, layout: Layout) -> LoopSpec:
     where = f"[loops.{name}]"
-    fields = _Fields(path, where, table, _LOOP)
+    fields = SpecTable(path, where, table, _LOOP)
     if not LOOP_RE.fullmatch(name):
         fields.fail(f"loop name {name!r} must use letters, digits, _ and -")
     what = "count per updated point as paper 003 Table I does (docs/programs.md)"

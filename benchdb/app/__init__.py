@@ -1,5 +1,10 @@
-"""Whole-run prediction of the distributed shallow-water model (paper 001 section 3-5).
+"""Whole-run prediction of a distributed application (paper 001 section 3-5): benchdb's
+own shallow-water model, or a user's program described by its spec.
 
+* :mod:`.application` -- what the model needs of an application: its step's loops,
+  its halo exchanges and reductions;
+* :mod:`.program_app` -- a user's program as such an application (its spec's
+  ``[parallel]`` section) and its runs checked against what it can run;
 * :mod:`.decomposition` -- px x py decompositions of a global grid;
 * :mod:`.context` -- the loop curves' timing context (one or P busy processes a node);
 * :mod:`.shallow_app` -- what one step does: loops, exchanged fields, message sizes;

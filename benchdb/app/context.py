@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 FULLSTEP = "fullstep"  # the shallow loops, timed inside the whole time step
+PROGRAM = "program"  # a user's program's loops, timed by its own timers inside its step
 _POPULATED = f"{FULLSTEP}:ppn"
 _POPULATED_RE = re.compile(re.escape(_POPULATED) + r"([2-9]|[1-9][0-9]+)")
 

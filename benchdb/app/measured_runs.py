@@ -3,7 +3,8 @@
 Per-loop and per-exchange times are given for the slowest rank (the rank
 with the largest total), which is what the model's "slowest rank wins"
 compares with; ``untimed_s`` is that rank's time that no loop, exchange or
-reduction timer covers.
+reduction timer covers; ``cpu_s`` its CPU time over the timed steps, where the
+program reported it (a user's program, ``BENCHDB rank <r> cpu``), else None.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ def _summary(row: AppRun, run: Run) -> dict[str, Any]:
     timed = sum(loops.values()) + sum(exchanges.values()) + reduction
     return {
         "app_run_id": row.id,
+        "application": row.application,
         "run_id": row.run_id,
         "machine_id": run.machine_id,
         "grid": list(row.grid),
@@ -38,6 +40,7 @@ def _summary(row: AppRun, run: Run) -> dict[str, Any]:
         "exchanges_s": exchanges,
         "reduction_s": reduction,
         "untimed_s": row.rank_seconds[slowest] - timed,
+        "cpu_s": (row.info or {}).get("cpu_seconds", [None] * row.ranks)[slowest],
         "energy": dict(row.energy or {}),
         "mass": row.checksum,
         "tags": list(run.tags or []),
@@ -53,9 +56,14 @@ def app_run_summary(db: Database, app_run_id: int) -> dict[str, Any]:
         return _summary(row, row.run)
 
 
-def app_runs(db: Database, *, tag: str | None = None) -> list[dict[str, Any]]:
-    """Every stored app run (optionally with ``tag``), oldest first."""
+def app_runs(
+    db: Database, *, tag: str | None = None, application: str | None = None
+) -> list[dict[str, Any]]:
+    """Every stored app run (optionally with ``tag``, of ``application``), oldest first."""
+    stmt = select(AppRun, Run).join(Run, AppRun.run_id == Run.id).order_by(AppRun.id)
+    if application is not None:
+        stmt = stmt.where(AppRun.application == application)
     with db.session() as s:
-        rows = s.execute(select(AppRun, Run).join(Run, AppRun.run_id == Run.id).order_by(AppRun.id))
+        rows = s.execute(stmt)
         out = [_summary(a, r) for a, r in rows]
     return [r for r in out if tag is None or tag in r["tags"]]

@@ -1,4 +1,4 @@
-"""The whole-application model: predicted time of a distributed shallow-water run.
+"""The whole-application model: predicted time of a distributed run of an application.
 
 docs/design.md "Whole application", after Kerbyson & Jones (paper 001 eq. 1-5):
 
@@ -18,10 +18,17 @@ lookup (paper 003 eq. 8-9, :func:`benchdb.predict.predict`) at the rank's
 packing, evicted buffers and the wait for a neighbour are part of an
 exchange), else from the halo model (:func:`benchdb.comm.halo_model.predict_halo2d`,
 paper 001 eq. 8 and 10: X then Y phase, message size from the local edge x
-halo width x one field x element size).  Each field's halo is a one-sided
-shift (one message per phase and rank, see :mod:`.shallow_app`; ``shift=True``), so the
+halo width x one field x element size).  The shallow model's halos are one-sided
+shifts (one message per phase and rank, see :mod:`.shallow_app`; ``shift=True``), so the
 contention factor defaults to 1.  A single rank has no exchanges: it runs the
-serial model's periodic boundary updates (kernel ``shallow.boundary``).
+application's serial halo updates instead (the shallow model's ``shallow.boundary``).
+Only the built-in model has exchanges measured in situ; a program's are priced by
+the halo model.
+
+The application (:class:`.application.Application`) says which loops a step
+runs, which fields it exchanges and what it reduces: benchdb's built-in
+shallow-water model (:data:`.shallow_app.SHALLOW_APP`, the default) or a user's
+program described by its spec's ``[parallel]`` section (:mod:`.program_app`).
 
 Options: ``overlap`` (communication hidden behind computation,
 ``max(T_comp, T_comm)`` instead of their sum); the curves of a *populated*
@@ -45,11 +52,11 @@ from ..comm.halo_model import predict_halo2d
 from ..comm.params import CommParams
 from ..comm.postal import PiecewisePostal
 from ..errors import UserError
-from ..kernels.api import DTYPE_BYTES
+from .application import Application
 from .context import LoopContext
 from .decomposition import Decomposition
 from .exchange_table import MeasuredExchanges, measured_exchanges
-from .shallow_app import BOUNDARY_KERNEL, EXCHANGED_FIELDS, HALO_WIDTH, STEP_KERNELS
+from .shallow_app import SHALLOW_APP
 
 if TYPE_CHECKING:
     from ..db.engine import Database
@@ -129,7 +136,7 @@ class ExchangeSource(Enum):
 
     MEASURED = "measured"  # app calibrate's runs of the model (:mod:`.exchange_table`)
     HALO_MODEL = "halo model"  # paper 001 eq. 8-10
-    NONE = "none"  # a single rank: no exchanges, the serial periodic boundary
+    NONE = "none"  # a single rank: no exchanges, the serial halo updates
 
 
 def check_steps(steps: int, diag_every: int) -> None:
@@ -172,7 +179,7 @@ class AppPrediction:
     exchanges: dict[str, float]
     reduction_s: float
     overlap: bool
-    context: LoopContext
+    context: str  # the loop curves' timing context (:meth:`.application.Application.context`)
     extrapolated: list[str]
     comm: dict[str, Any]
     exchange_source: ExchangeSource
@@ -253,20 +260,17 @@ class AppPrediction:
             "untimed_s": self.untimed_s,
             "dominant": self.dominant,
             "overlap": self.overlap,
-            "context": str(self.context),
+            "context": self.context,
             "loops_s": self.loops,
             "loops_uncertainty_rel": self.loop_uncertainty,
             "loops_interpolation_rel": {
                 k: v if math.isfinite(v) else None for k, v in self.loop_interpolation.items()
             },
             "exchanges_s": self.exchanges,
+            "exchange_source": self.exchange_source.value,
             "extrapolated": self.extrapolated,
             "comm": self.comm,
         }
-
-
-def _kernels_for(case: AppCase) -> tuple[str, ...]:
-    return (*STEP_KERNELS, BOUNDARY_KERNEL) if case.decomp.ranks == 1 else STEP_KERNELS
 
 
 def _ranks_on_node(case: AppCase, options: ModelOptions, comm: CommParams | None) -> int:
@@ -285,7 +289,11 @@ class _Loops:
 
 
 def _compute(
-    db: Database, cases: Sequence[AppCase], contexts: Sequence[LoopContext], options: ModelOptions
+    db: Database,
+    app: Application,
+    cases: Sequence[AppCase],
+    contexts: Sequence[str],
+    options: ModelOptions,
 ) -> list[_Loops]:
     """Per case, the lookup's answer for each loop.
 
@@ -295,9 +303,9 @@ def _compute(
     from ..predict import DEFAULT_METHOD, predict
 
     out = [_Loops() for _ in cases]
-    groups: dict[tuple[str, str, LoopContext], list[int]] = {}
+    groups: dict[tuple[str, str, str], list[int]] = {}
     for i, (case, ctx) in enumerate(zip(cases, contexts, strict=True)):
-        for kernel in _kernels_for(case):
+        for kernel in app.kernels(case.decomp.ranks):
             groups.setdefault((kernel, case.precision, ctx), []).append(i)
     for (kernel, precision, ctx), idx in groups.items():
         try:
@@ -311,12 +319,12 @@ def _compute(
                 precision=precision,
                 machine=options.machine,
                 host=options.host,
-                context=str(ctx),
+                context=ctx,
             )
         except UserError as exc:
-            if not ctx.populated:
+            if ctx == app.context(1, populated=False):
                 raise
-            ppn = ctx.ranks_per_node
+            ppn = LoopContext.parse(ctx).ranks_per_node
             raise UserError(
                 f"{exc}; measure the curves of a node with {ppn} busy processes with "
                 f"`benchdb app calibrate --ranks {ppn}`, or predict with --single-process-curves"
@@ -331,6 +339,7 @@ def _compute(
 
 
 def _exchanges(
+    app: Application,
     case: AppCase,
     comm: CommParams,
     options: ModelOptions,
@@ -352,48 +361,52 @@ def _exchanges(
         options.scaling.apply(comm),
         (case.decomp.px, case.decomp.py),
         case.local,
-        halo=HALO_WIDTH,
+        halo=app.halo.width,
         fields=1,
-        word_bytes=DTYPE_BYTES[case.precision],
+        word_bytes=app.element_bytes(case.precision),
         ranks_per_node=rpn,
+        periodic=app.halo.periodic,
         contention=options.contention,
-        shift=True,
+        shift=app.halo.shift,
     )
     per_axis = {p.phase: p.seconds * case.steps for p in halo.phases}
-    exchanges = {f"{f}.{ax}": per_axis[ax] for f in EXCHANGED_FIELDS for ax in ("x", "y")}
+    exchanges = {f"{f}.{ax}": per_axis[ax] for f in app.halo.arrays for ax in ("x", "y")}
     described = {"model": "halo model (paper 001 eq. 8-10)", **halo.to_dict()}
     return ExchangeSource.HALO_MODEL, exchanges, 0.0, 0.0, described, False
 
 
 def _measured_tables(
-    db: Database, cases: Sequence[AppCase], options: ModelOptions
+    db: Database, app: Application, cases: Sequence[AppCase], options: ModelOptions
 ) -> dict[tuple[int, str], MeasuredExchanges | None]:
     """The measured-exchange table per (ranks, precision) the cases need, if any."""
-    if not options.uses_measured_exchanges:
+    if not (app.calibrated and options.uses_measured_exchanges):
         return {}
     from ..predict.source import resolve_machine_caches
     from .measured_runs import app_runs
 
     hosts = set(resolve_machine_caches(db, options.machine, options.host).scope.host_ids)
-    runs = [r for r in app_runs(db) if r["machine_id"] in hosts]
+    runs = [r for r in app_runs(db, application=app.name) if r["machine_id"] in hosts]
     wanted = {(c.decomp.ranks, c.precision) for c in cases if c.decomp.ranks > 1}
     return {(n, p): measured_exchanges(runs, n, p) for n, p in wanted}
 
 
-def _reduction(case: AppCase, comm: CommParams, options: ModelOptions, rpn: int) -> float:
-    if not case.reductions or case.decomp.ranks == 1:
+def _reduction(
+    app: Application, case: AppCase, comm: CommParams, options: ModelOptions, rpn: int
+) -> float:
+    count = app.reduction_count * case.reductions
+    if not count or case.decomp.ranks == 1:
         return 0.0
     params = options.scaling.apply(comm)
     inter = case.decomp.ranks > rpn
     p2p = params.postal[params.placement_for(inter)].time
-    nbytes = DTYPE_BYTES["float64"]
+    nbytes = app.reduction_bytes
     if params.allreduce is not None:
         seconds = params.allreduce.time(case.decomp.ranks, nbytes, p2p)[0]
     else:
         from ..comm.allreduce_model import tree_time
 
         seconds = tree_time(case.decomp.ranks, nbytes, p2p)
-    return case.reductions * seconds
+    return count * seconds
 
 
 def predict_app(
@@ -401,33 +414,34 @@ def predict_app(
     cases: Sequence[AppCase],
     comm: CommParams | None,
     options: ModelOptions | None = None,
+    app: Application = SHALLOW_APP,
 ) -> list[AppPrediction]:
-    """Predictions for ``cases`` (one predictor fit per kernel for all of them)."""
+    """Predictions of ``app``'s runs ``cases`` (one predictor fit per kernel for all)."""
     options = options or ModelOptions()
     rpns = [_ranks_on_node(c, options, comm) for c in cases]
-    contexts = [LoopContext.for_ranks(r) if options.populated else LoopContext() for r in rpns]
+    contexts = [app.context(r, options.populated) for r in rpns]
     if comm is None and any(c.decomp.ranks > 1 for c in cases):
         raise UserError(
             "no communication parameters: run `benchdb comm collect` on this machine, "
             "or pass --machine-file FILE (a bundled name such as summit, or your own)"
         )
-    computed = _compute(db, cases, contexts, options)
-    tables = _measured_tables(db, cases, options)
+    computed = _compute(db, app, cases, contexts, options)
+    tables = _measured_tables(db, app, cases, options)
     results = []
     for case, ctx, rpn, loops in zip(cases, contexts, rpns, computed, strict=True):
         extrap = loops.extrapolated
         if case.decomp.ranks == 1:
-            exchanges, described, reduction = {}, {"model": "serial periodic boundary"}, 0.0
+            exchanges, described, reduction = {}, {"model": app.serial_description()}, 0.0
             untimed = spread = 0.0
             source = ExchangeSource.NONE
         else:
             table = tables.get((case.decomp.ranks, case.precision))
             source, exchanges, untimed, spread, described, outside = _exchanges(
-                case, comm, options, rpn, table
+                app, case, comm, options, rpn, table
             )
             if outside:
                 extrap.append("exchanges")
-            reduction = _reduction(case, comm, options, rpn)
+            reduction = _reduction(app, case, comm, options, rpn)
         pred = AppPrediction(
             case, loops.seconds, exchanges, reduction, options.overlap, ctx, extrap, described,
             source, loop_uncertainty=loops.uncertainty, loop_interpolation=loops.interpolation,

@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..comm.params import CommParams
 from ..errors import UserError
+from .application import Application
 from .decomposition import decompositions
 from .energy import PowerModel
 from .model import AppCase, AppPrediction, ModelOptions, predict_app
+from .shallow_app import SHALLOW_APP
 
 if TYPE_CHECKING:
     from ..db.engine import Database
@@ -80,9 +82,11 @@ def explore(
     *,
     power: PowerModel | None = None,
     cores: int = 1,
+    app: Application = SHALLOW_APP,
 ) -> list[RankedPrediction]:
-    """Predictions ranked fastest first, each with its breakdown, dominant term and energy."""
-    preds = sorted(predict_app(db, cases, comm, options), key=lambda p: p.total_s)
+    """``app``'s runs ranked fastest first, each with its breakdown, dominant term and
+    energy."""
+    preds = sorted(predict_app(db, cases, comm, options, app), key=lambda p: p.total_s)
     best = preds[0].total_s if preds else 0.0
     return [
         RankedPrediction(

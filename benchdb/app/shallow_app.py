@@ -20,7 +20,10 @@ model sizes those messages with :func:`benchdb.comm.halo_model.halo_message_byte
 
 from __future__ import annotations
 
+from ..kernels.api import DTYPE_BYTES
 from ..kernels.catalog import SHALLOW_LOOPS
+from ..kernels.parallel_spec import HaloSpec
+from .application import Application
 
 HALO_WIDTH = 1
 LOOP_KERNELS: tuple[str, ...] = tuple(f"shallow.{name}" for name in SHALLOW_LOOPS)
@@ -29,3 +32,14 @@ BOUNDARY_KERNEL = "shallow.boundary"
 # Everything the compute side of one step runs, each once per step (N_itr = steps).
 STEP_KERNELS: tuple[str, ...] = (*LOOP_KERNELS, COPY_KERNEL)
 EXCHANGED_FIELDS: tuple[str, ...] = ("cu", "cv", "z", "h", "unew", "vnew", "pnew")
+
+SHALLOW_APP = Application(
+    name="shallow",
+    step_kernels=STEP_KERNELS,
+    serial_kernels=(BOUNDARY_KERNEL,),
+    halo=HaloSpec(EXCHANGED_FIELDS, HALO_WIDTH, None, (True, True), shift=True),
+    reduction_count=1,  # the global mass, one float64, every --diag-every steps
+    reduction_bytes=DTYPE_BYTES["float64"],
+    calibrated=True,
+)
+"""The built-in model as :mod:`.model` sees it: one step, its exchanges, its reduction."""

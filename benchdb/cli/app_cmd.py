@@ -20,7 +20,7 @@ from ..app.scenario import energy_of
 from ..errors import UserError
 from ..query import parse_shape, shape_key
 from ..units import fmt_seconds
-from .app_options import CaseOptions, WhatIf, option_group
+from .app_options import CaseOptions, ProgramOption, Target, WhatIf, option_group
 from .common import DbOption, JsonOption, err_console, open_db, print_json, print_table
 from .groups import HelpGroup
 
@@ -45,14 +45,25 @@ def _fmt_j(value: Any) -> str:
 
 
 def breakdown_rows(pred: dict[str, Any]) -> list[dict[str, Any]]:
-    """Loops, exchanges, reductions and the time outside the timers, with their share."""
+    """Loops, exchanges, reductions and the time outside the timers, with their share and
+    the source each comes from."""
     total = pred["total_s"] or 1.0
-    rows = [{"term": k, "kind": "loop", "seconds": v} for k, v in pred["loops_s"].items()]
-    rows += [{"term": k, "kind": "exchange", "seconds": v} for k, v in pred["exchanges_s"].items()]
+    lookup = f"lookup, {pred['context']} curves"
+    rows = [
+        {"term": k, "kind": "loop", "seconds": v, "source": lookup}
+        for k, v in pred["loops_s"].items()
+    ]
+    rows += [
+        {"term": k, "kind": "exchange", "seconds": v, "source": pred["exchange_source"]}
+        for k, v in pred["exchanges_s"].items()
+    ]
     if pred["reduction_s"]:
-        rows.append({"term": "allreduce", "kind": "reduction", "seconds": pred["reduction_s"]})
+        source = "allreduce model"
+        rows.append({"term": "allreduce", "kind": "reduction", "seconds": pred["reduction_s"],
+                     "source": source})  # fmt: skip
     if pred["untimed_s"]:
-        rows.append({"term": "between the timers", "kind": "untimed", "seconds": pred["untimed_s"]})
+        rows.append({"term": "between the timers", "kind": "untimed", "seconds": pred["untimed_s"],
+                     "source": pred["exchange_source"]})  # fmt: skip
     for r in rows:
         r["share"] = r["seconds"] / total
     return rows
@@ -65,6 +76,7 @@ def predict_cmd(
     run: CaseOptions,
     decomp: DecompOption,
     whatif: WhatIf,
+    program: ProgramOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -86,8 +98,15 @@ def predict_cmd(
       benchdb app predict --grid 1024x1024 --decomp 2x1 --steps 200 --host node07
 
       benchdb app predict --grid 1024x1024 --decomp 2x2 --halo-model --scale-bandwidth 2
+
+      benchdb app predict --program examples/shallow_mpi/benchdb.toml --grid 1000x500 \\
+          --decomp 2x1 --steps 200
+
+    With --program, the loops are the program's own (`benchdb collect --program` swept
+    them) and its exchanges come from the halo model.
     """
-    case = run.app_case(parse_decomposition(decomp))
+    target = Target.of(program)
+    case = target.case(run.app_case(parse_decomposition(decomp)))
     case.check()
     from ..app.decomposition import check_decomposition
 
@@ -95,7 +114,7 @@ def predict_cmd(
     power = whatif.power()
     database = open_db(db)
     comm = whatif.comm(database, needed=case.decomp.ranks > 1)
-    pred = predict_app(database, [case], comm, whatif.model_options())[0]
+    pred = predict_app(database, [case], comm, whatif.model_options(), target.app)[0]
     out = pred.to_dict()
     out["energy"] = energy_of(pred, power, whatif.cores(database), whatif.ranks_per_node)
     if as_json:
@@ -108,9 +127,10 @@ def predict_cmd(
             ("kind", "kind", None),
             ("seconds", "time", fmt_seconds),
             ("share", "share", lambda v: f"{100 * v:.1f}%"),
+            ("source", "from", None),
         ],
-        title=f"shallow {run.grid} on {case.decomp.key} ({case.decomp.ranks} ranks, local "
-        f"{case.local[0]}x{case.local[1]}), {case.steps} steps, curves: {pred.context}",
+        title=f"{target.app.name} {run.grid} on {case.decomp.key} ({case.decomp.ranks} ranks, "
+        f"local {case.local[0]}x{case.local[1]}), {case.steps} steps, curves: {pred.context}",
     )
     energy = out["energy"]
     err_console.print(
@@ -139,12 +159,20 @@ def run_cmd(
         float | None, typer.Option("--timeout", help="Stop the MPI job after this many s.")
     ] = None,
     tag: Annotated[list[str] | None, typer.Option("--tag", help="Tag the run.")] = None,
+    program: ProgramOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Run the distributed shallow-water model under mpiexec and store its timings.
+    """Run the distributed shallow-water model under mpiexec and store its timings;
+    with --program, build and run the program with its spec's [parallel] launch line
+    and store the times its ranks report.
 
-    Example: benchdb app run --grid 1024x1024 --decomp 2x1 --steps 200
+    Examples:
+
+      benchdb app run --grid 1024x1024 --decomp 2x1 --steps 200
+
+      benchdb app run --program examples/shallow_mpi/benchdb.toml --grid 1000x500 \\
+          --decomp 2x1 --steps 200
     """
     from ..collectors.app.collect import AppRunRequest, run_app, validate
 
@@ -155,10 +183,21 @@ def run_cmd(
         timeout=timeout,
         tags=tuple(tag or ()),
     )
-    validate(req, req.max_ranks)  # before the database is opened
-    database = open_db(db, create=True)
-    with err_console.status(f"running shallow {run.grid} on {req.decomp.ranks} ranks ..."):
-        app_run_id = run_app(database, req)
+    target = Target.of(program)
+    running = f"running {target.app.name} {run.grid} on {req.decomp.ranks} ranks ..."
+    if target.spec is None:
+        validate(req, req.max_ranks)  # before the database is opened
+        database = open_db(db, create=True)
+        with err_console.status(running):
+            app_run_id = run_app(database, req)
+    else:
+        from ..collectors.app import program_run
+
+        planned = program_run.plan_program_run(target.spec, req)
+        with err_console.status(running):  # the database is opened once the run succeeded
+            output = program_run.execute_program_run(planned)
+        database = open_db(db, create=True)
+        app_run_id = program_run.store_program_run(database, planned, output)
     from ..app.measured_runs import app_run_summary
 
     summary = app_run_summary(database, app_run_id)
@@ -171,7 +210,8 @@ def run_cmd(
     print_table(
         rows,
         [("term", "term", None), ("seconds", "time (slowest rank)", fmt_seconds)],
-        title=f"app run {app_run_id}: shallow {run.grid} on {req.decomp.key}, {req.steps} steps",
+        title=f"app run {app_run_id}: {target.app.name} {run.grid} on {req.decomp.key}, "
+        f"{req.steps} steps",
     )
     err_console.print(
         f"measured total {fmt_seconds(summary['total_s'])} (slowest rank); energy: "

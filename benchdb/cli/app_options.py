@@ -1,5 +1,8 @@
 """The option groups ``app predict``, ``app run`` and ``scenario`` share.
 
+:class:`Target` is the application they serve: the built-in shallow-water
+model or, with ``--program``, a user's program described by its spec.
+
 :class:`CaseOptions` (grid, steps, precision, reductions) describe the run;
 :class:`WhatIf` the model inputs ``app predict`` and ``scenario`` evaluate
 the application model (paper 001 eq. 1-5) under: data selection, what-if
@@ -20,22 +23,36 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..app.application import Application
 from ..app.decomposition import Decomposition
 from ..app.energy import PowerModel
 from ..app.inputs import comm_params, power_model
 from ..app.model import AppCase, ModelOptions, Scaling
+from ..app.program_app import load_program, program_application, program_case
+from ..app.shallow_app import SHALLOW_APP
 from ..comm.params import CommParams
+from ..errors import UserError
 from ..query import parse_shape
 from .common import HostOption, MachineOption
 
 if TYPE_CHECKING:
     from ..db.engine import Database
+    from ..kernels.spec import ProgramSpec
 
 GridOption = Annotated[str, typer.Option("--grid", help="Global grid MxN, e.g. 1024x1024.")]
 StepsOption = Annotated[int, typer.Option("--steps", help="Timed time steps.")]
 PrecisionOption = Annotated[str, typer.Option("--precision", help="float64 or float32.")]
 DiagOption = Annotated[
     int, typer.Option("--diag-every", help="A global mass allreduce every K steps (0: none).")
+]
+
+ProgramOption = Annotated[
+    str | None,
+    typer.Option(
+        "--program",
+        help="A user's program: its spec file with a [parallel] section (docs/programs.md). "
+        "Default: benchdb's built-in shallow-water model.",
+    ),
 ]
 
 MachineFileOption = Annotated[
@@ -101,6 +118,41 @@ class CaseOptions:
     def app_case(self, decomp: Decomposition, cls: type[AppCase] = AppCase, **extra: Any) -> Any:
         """``cls`` (an :class:`AppCase`, or a subclass given its ``extra`` fields) of this run."""
         return cls(self.shape, decomp, self.steps, self.precision, self.diag_every, **extra)
+
+
+@dataclass(frozen=True)
+class Target:
+    """The application a command predicts or runs: the built-in model, or ``--program``'s."""
+
+    app: Application
+    spec: ProgramSpec | None
+
+    @classmethod
+    def of(cls, program: str | None) -> Target:
+        """The built-in model, or the program whose spec ``program`` names (UserError if
+        the spec is bad or has no ``[parallel]`` section)."""
+        if program is None:
+            return cls(SHALLOW_APP, None)
+        spec = load_program(program)
+        return cls(program_application(spec), spec)
+
+    def case(self, case: AppCase) -> AppCase:
+        """``case``, checked against the program where there is one."""
+        return case if self.spec is None else program_case(self.spec, case)
+
+    def runnable(self, cases: list[AppCase]) -> list[AppCase]:
+        """Those of ``cases`` the program can run (a scenario leaves out a decomposition
+        that splits an extent the spec does not split); UserError, the first case's, if
+        it can run none."""
+        kept, first = [], None
+        for case in cases:
+            try:
+                kept.append(self.case(case))
+            except UserError as exc:
+                first = first or exc
+        if first is not None and not kept:
+            raise first
+        return kept
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from ..app.model import ExchangeSource, check_steps
 from ..app.scenario import RankedPrediction, explore, scenario_cases
 from ..errors import UserError
 from ..units import fmt_seconds
-from .app_options import CaseOptions, WhatIf, option_group
+from .app_options import CaseOptions, ProgramOption, Target, WhatIf, option_group
 from .common import DbOption, JsonOption, open_db, print_json, print_table
 
 
@@ -52,10 +52,13 @@ def scenario(
     run: CaseOptions,
     ranks: Annotated[str, typer.Option("--ranks", help="Rank counts to try, e.g. 1,2,4.")],
     whatif: WhatIf,
+    program: ProgramOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Rank decompositions (and rank counts) of a grid by predicted run time.
+    """Rank decompositions (and rank counts) of a grid by predicted run time; with
+    --program, of a user's program (its spec's [parallel] section), its loops from its
+    own sweep and its exchanges from the halo model.
 
     "± spread" (the loops' lookup spread plus the measured exchanges' spread) and
     "± interp" (the loops' interpolation error), relative to the total, are the two ±
@@ -70,15 +73,27 @@ def scenario(
           --scale-bandwidth 2 --core-busy-w 10 --dram-w 5
 
       benchdb scenario --grid 2048x2048 --ranks 4,8 --machine node07   # node07's class
+
+      benchdb scenario --program examples/shallow_mpi/benchdb.toml --grid 4096x4096 \\
+          --ranks 4,16,64,256,1024 --machine-file summit
     """
     shape = run.shape
     check_steps(run.steps, run.diag_every)
-    cases = scenario_cases(shape, parse_ranks(ranks), run.steps, run.precision, run.diag_every)
+    target = Target.of(program)
+    cases = target.runnable(
+        scenario_cases(shape, parse_ranks(ranks), run.steps, run.precision, run.diag_every)
+    )
     power = whatif.power()
     database = open_db(db)
     comm = whatif.comm(database, needed=any(c.decomp.ranks > 1 for c in cases))
     ranked = explore(
-        database, cases, comm, whatif.model_options(), power=power, cores=whatif.cores(database)
+        database,
+        cases,
+        comm,
+        whatif.model_options(),
+        power=power,
+        cores=whatif.cores(database),
+        app=target.app,
     )
     if as_json:
         print_json([r.to_dict() for r in ranked])
@@ -100,5 +115,6 @@ def scenario(
             ("dominant", "dominant", None),
             ("energy_j", "energy", lambda v: f"{v:.3g} J"),
         ],
-        title=f"shallow {run.grid}, {run.steps} steps: decompositions ranked by predicted time",
+        title=f"{target.app.name} {run.grid}, {run.steps} steps: decompositions ranked by "
+        "predicted time",
     )

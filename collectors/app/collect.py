@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,24 @@ def _app_run_row(run_id: int, req: AppCase, result: dict[str, Any]) -> AppRun:
     )
 
 
+def store_runs(
+    db: Database,
+    rows: Callable[[int], list[AppRun]],
+    *,
+    kind: str,
+    tags: tuple[str, ...],
+    config: dict[str, Any],
+) -> list[int]:
+    """One ``run`` row and the ``app_run`` rows ``rows(run_id)`` makes, in one
+    transaction; their ids."""
+    with db.session() as s:
+        run = this_process_run(s, kind=kind, status="complete", config=config, tags=tags)
+        made = rows(run.id)
+        s.add_all(made)
+        s.flush()
+        return [row.id for row in made]
+
+
 def store_app_runs(
     db: Database,
     cases: list[AppCase],
@@ -121,13 +140,12 @@ def store_app_runs(
     tags: tuple[str, ...],
     config: dict[str, Any],
 ) -> list[int]:
-    """One ``run`` row and an ``app_run`` row per case, in one transaction; their ids."""
-    with db.session() as s:
-        run = this_process_run(s, kind=kind, status="complete", config=config, tags=tags)
-        rows = [_app_run_row(run.id, c, r) for c, r in zip(cases, results, strict=True)]
-        s.add_all(rows)
-        s.flush()
-        return [row.id for row in rows]
+    """The built-in model's runs ``cases`` with the worker's ``results`` (:func:`store_runs`)."""
+
+    def rows(run_id: int) -> list[AppRun]:
+        return [_app_run_row(run_id, c, r) for c, r in zip(cases, results, strict=True)]
+
+    return store_runs(db, rows, kind=kind, tags=tags, config=config)
 
 
 def run_cases(

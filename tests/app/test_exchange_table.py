@@ -94,7 +94,7 @@ def test_two_levels_of_exchange_cost_widen_the_prediction() -> None:
     assert "spread" not in table.per_exchange(Decomposition(2, 1), (20, 40))[0]
     case = AppCase((40, 40), Decomposition(2, 1), 10)
     pred = AppPrediction(
-        case, {"shallow.cu": 2.0}, {"cu.x": 1.0}, 0.0, False, LoopContext(2), [], {},
+        case, {"shallow.cu": 2.0}, {"cu.x": 1.0}, 0.0, False, str(LoopContext(2)), [], {},
         ExchangeSource.MEASURED, loop_uncertainty={"shallow.cu": 0.1}, exchange_uncertainty_rel=0.5,
     )  # fmt: skip
     assert pred.uncertainty_s == pytest.approx(0.2 + 0.5)

@@ -1,0 +1,137 @@
+"""Validate the whole-run model of a user's MPI program against its real runs.
+
+For each global grid (with its step count) and each decomposition, predicts
+the run with ``benchdb app predict --program``'s model (the program's swept
+loops at the local block, exchanges from the halo model), runs the program
+``--repeats`` times with its spec's launch line (interleaved over the
+decompositions, so that a shared host's slow spell hits them alike) and
+stores every run, and prints
+
+    grid, decomposition, local block, predicted (loops + exchanges),
+    measured median (loops + exchanges, of the run with the median total), error,
+    the CPU share (the slowest rank's CPU time over its wall time) of each run,
+    and the prediction's error against the median CPU time
+
+On a shared host a whole run loses its core to other processes (the sweep
+retakes such disturbed samples; a whole run cannot); the CPU share says how
+much, so that a miss of the model is told from time lost to the other tenants.
+Against CPU time a rank waiting in an exchange counts only while it polls
+(MPICH polls), so on more than one rank the CPU error is a bound, not a measure.
+
+The database must hold a sweep of the program (``benchdb collect --program``)
+that does not contain the grids' blocks, and communication parameters
+(``benchdb comm collect --ranks 2`` + ``benchdb comm fit``, or --machine-file).
+
+    python benchmarks/program_validation.py --program examples/shallow_mpi/benchdb.toml \
+        --db sqlite:///v.db --grids 80x80:20000,600x400:300,1500x1200:40 [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+
+from benchdb.collectors.app.collect import AppRunRequest
+from benchdb.collectors.app.program_run import (
+    execute_program_run,
+    plan_program_run,
+    store_program_run,
+)
+
+from benchdb.app.decomposition import parse_decomposition
+from benchdb.app.inputs import comm_params
+from benchdb.app.measured_runs import app_run_summary
+from benchdb.app.model import AppCase, ModelOptions, predict_app
+from benchdb.app.program_app import load_program, program_application, program_case
+from benchdb.db.engine import open_database
+from benchdb.query import parse_shape
+
+
+def _cpu_error(predicted: float, runs: list[dict]) -> float | None:
+    """The prediction against the runs' median CPU time (None where not reported)."""
+    cpu = [r["cpu_s"] for r in runs if r["cpu_s"] is not None]
+    return predicted / statistics.median(cpu) - 1 if cpu else None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--program", required=True)
+    ap.add_argument("--db", required=True)
+    ap.add_argument("--grids", required=True, help="MxN:steps,...")
+    ap.add_argument("--decomps", default="1x1,2x1,1x2")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--machine-file")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+
+    spec = load_program(args.program)
+    app = program_application(spec)
+    db = open_database(args.db)
+    comm = comm_params(db, args.machine_file, None)
+    decomps = [parse_decomposition(d) for d in args.decomps.split(",")]
+    rows = []
+    for item in args.grids.split(","):
+        grid_text, steps = item.split(":")
+        grid = parse_shape(grid_text, 2)
+        cases = [program_case(spec, AppCase(grid, d, int(steps))) for d in decomps]
+        preds = predict_app(db, cases, comm, ModelOptions(), app)
+        runs: dict[str, list[dict]] = {d.key: [] for d in decomps}
+        for _ in range(args.repeats):
+            for case in cases:
+                tags = ("program-validation",)
+                req = AppRunRequest(case.grid, case.decomp, case.steps, tags=tags)
+                planned = plan_program_run(spec, req)
+                run_id = store_program_run(db, planned, execute_program_run(planned))
+                runs[case.decomp.key].append(app_run_summary(db, run_id))
+        for case, pred in zip(cases, preds, strict=True):
+            measured = sorted(runs[case.decomp.key], key=lambda r: r["total_s"])
+            median = measured[len(measured) // 2]
+            total = statistics.median(r["total_s"] for r in measured)
+            rows.append(
+                {
+                    "grid": grid_text,
+                    "steps": case.steps,
+                    "decomposition": case.decomp.key,
+                    "local": f"{case.local[0]}x{case.local[1]}",
+                    "predicted_s": pred.total_s,
+                    "predicted_loops_s": pred.compute_s,
+                    "predicted_exchanges_s": pred.exchange_s,
+                    "spread_s": pred.uncertainty_s,
+                    "interpolation_s": pred.compute_interpolation_s,
+                    "extrapolated": pred.extrapolated,
+                    "measured_s": total,
+                    "measured_loops_s": median["loops_s"].get("loops"),
+                    "measured_exchanges_s": median["exchanges_s"].get("exchanges"),
+                    "runs_s": [r["total_s"] for r in runs[case.decomp.key]],
+                    "cpu_share": [
+                        r["cpu_s"] / r["total_s"] if r["cpu_s"] is not None else None
+                        for r in runs[case.decomp.key]
+                    ],
+                    "error": pred.total_s / total - 1,
+                    "cpu_error": _cpu_error(pred.total_s, runs[case.decomp.key]),
+                }
+            )
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return
+    print("| grid (steps) | decomp | local | predicted: loops + exchanges | measured median: "
+          "loops + exchanges | runs (CPU share) | error | vs CPU time |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        runs_text = ", ".join(
+            f"{t:.3f} ({100 * c:.0f} %)" if c is not None else f"{t:.3f}"
+            for t, c in zip(r["runs_s"], r["cpu_share"], strict=True)
+        )
+        print(
+            f"| {r['grid']} ({r['steps']}) | {r['decomposition']} | {r['local']} | "
+            f"{r['predicted_s']:.3f} s: {r['predicted_loops_s']:.3f} + "
+            f"{r['predicted_exchanges_s']:.3f} | {r['measured_s']:.3f} s: "
+            f"{r['measured_loops_s']:.3f} + {r['measured_exchanges_s']:.3f} | {runs_text} | "
+            f"{100 * r['error']:+.1f} % | "
+            + (f"{100 * r['cpu_error']:+.1f} % |" if r["cpu_error"] is not None else "- |")
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""A user's MPI program through the whole-run commands: swept quickly, predicted with the
+time split into loops and exchanges, run for real and stored (examples/shallow_mpi)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchdb.errors import UserError
+from tests.clihelpers import invoke
+
+pytestmark = pytest.mark.mpi
+
+SWEEP = ["--sizes", "16x16,32x32", "--passes", "1", "--quick", "--sample-time", "0.002"]
+CASE = ["--grid", "32x32", "--steps", "10"]
+
+
+@pytest.fixture(scope="module")
+def swept(mpi_example: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The example's spec and a database holding a quick sweep of its loops."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'mpi.db'}"
+    spec = mpi_example / "benchdb.toml"
+    done = invoke("collect", "--program", str(spec), *SWEEP, "--db", url)
+    assert done.exit_code == 0, done.output
+    return spec, url
+
+
+def app(*args: str) -> dict:
+    done = invoke("app", *args, "--json")
+    assert done.exit_code == 0, done.output
+    return json.loads(done.stdout)
+
+
+def test_predict_splits_a_programs_run_into_loops_and_exchanges(swept: tuple[Path, str]) -> None:
+    spec, url = swept
+    two = app("predict", "--program", str(spec), *CASE, "--decomp", "2x1",
+              "--machine-file", "summit", "--db", url)  # fmt: skip
+    step = ["cu", "cv", "z", "h", "unew", "vnew", "pnew", "uold", "vold", "pold", "copy"]
+    assert set(two["loops_s"]) == {f"shallowmpi.{loop}" for loop in step}
+    exchanged = step[:7]  # the fields the loops before each exchange updated
+    assert set(two["exchanges_s"]) == {f"{f}.{ax}" for f in exchanged for ax in "xy"}
+    assert two["local_shape"] == [16, 32] and two["context"] == "program"
+    assert two["exchange_source"] == "halo model" and two["exchange_s"] > 0
+    assert two["total_s"] == pytest.approx(two["compute_s"] + two["exchange_s"])
+    assert two["uncertainty_s"] >= 0 and two["compute_interpolation_s"] >= 0
+    one = app("predict", "--program", str(spec), *CASE, "--decomp", "1x1", "--db", url)
+    assert "shallowmpi.boundary" in one["loops_s"] and one["exchange_source"] == "none"
+
+
+def test_app_run_stores_a_programs_run(swept: tuple[Path, str]) -> None:
+    spec, url = swept
+    runs = [
+        app("run", "--program", str(spec), *CASE, "--decomp", d, "--db", url)
+        for d in ("1x1", "2x1")
+    ]
+    for run, ranks in zip(runs, (1, 2), strict=True):
+        assert run["application"] == "shallowmpi" and run["ranks"] == ranks
+        assert run["total_s"] > 0 and len(run["rank_s"]) == ranks
+        assert set(run["loops_s"]) == {"loops"} and set(run["exchanges_s"]) == {"exchanges"}
+    assert runs[0]["mass"] == runs[1]["mass"]  # the final state's checksum: the serial one
+
+
+def test_a_run_that_dies_on_its_ranks_writes_nothing(mpi_example: Path, tmp_path: Path) -> None:
+    """The launch line swaps px and py: on 64x33 the program refuses 1 x 2 and exits 2."""
+    spec = mpi_example / "dies.toml"
+    text = (mpi_example / "benchdb.toml").read_text()
+    spec.write_text(text.replace('"{px}", "{py}"]', '"{py}", "{px}"]'))
+    db = tmp_path / "never.db"
+    done = invoke("app", "run", "--program", str(spec), "--grid", "64x33", "--decomp", "2x1",
+                  "--steps", "5", "--db", f"sqlite:///{db}")  # fmt: skip
+    assert isinstance(done.exception, UserError), done.output
+    assert "exit status 2" in str(done.exception) and "nothing was written" in str(done.exception)
+    assert not db.exists()

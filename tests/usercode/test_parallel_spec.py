@@ -1,0 +1,101 @@
+"""The spec's [parallel] section: parsed from examples/shallow_mpi's spec, and bad input
+refused in one line naming the fix, exit 2, before anything is built, run or stored."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from benchdb.kernels.api import KernelError
+from benchdb.kernels.spec import load_spec
+
+from benchdb.errors import UserError
+from tests.clihelpers import assert_user_error, benchdb, invoke
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shallow_mpi" / "benchdb.toml"
+TEXT = EXAMPLE.read_text()
+
+
+def spec_with(tmp_path: Path, old: str, new: str) -> Path:
+    """The example's spec with ``old`` (a regular expression) replaced by ``new``."""
+    text, count = re.subn(old, new, TEXT, count=1, flags=re.MULTILINE)
+    assert count == 1, old
+    path = tmp_path / "benchdb.toml"
+    path.write_text(text)
+    return path
+
+
+BAD = [
+    (r"^split = .*$", 'split = ["M", "K"]', "split names K, not among the extents"),
+    (r"^split = .*$", "split = []", "split is empty"),
+    (r"^step = .*$", 'step = ["cu", "nosuch"]', "step names nosuch, not among the declared"),
+    (r"^serial = .*$", 'serial = ["cu"]', "in both step and serial"),
+    (r'"\{py\}"\]', "]", "launch lacks {py}"),
+    (r'"\{steps\}", ', "", "launch lacks {steps}"),
+    (r'"\{M\}", "\{N\}", "\{steps\}"', '"{Q}", "{M}", "{N}", "{steps}"', "placeholder {Q} is unk"),
+    (r"^reports = .*$", 'reports = ["loops"]', "lacks 'total'"),
+    (r"^reports = .*$", 'reports = ["total", "comm"]', "reports names comm"),
+    (r"^width = 1$", "width = 0", "width = 0 must be at least 1"),
+    (r"^width = 1$", "width = 2", "but [footprint] halo says 1"),
+    (r'^sides = "one".*$', 'sides = "left"', "sides = 'left'"),
+    (r"^periodic = .*$", "periodic = [true]", "periodic must be true, false or two"),
+    (r"^count = 0.*$", "count = -1", "count must be 0 or more"),
+    (r"^\[parallel\.halo\]$", "colour = 1\n[parallel.halo]", "unknown field(s) colour"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "needle"), BAD, ids=[b[2] for b in BAD])
+def test_a_bad_parallel_section_is_refused_naming_the_fix(
+    tmp_path: Path, old: str, new: str, needle: str
+) -> None:
+    with pytest.raises(KernelError, match=re.escape(needle)):
+        load_spec(spec_with(tmp_path, old, new))
+
+
+def test_the_example_parses() -> None:
+    par = load_spec(EXAMPLE).parallel
+    assert par is not None
+    assert par.split == ("M", "N") and par.serial == ("boundary",)
+    assert par.halo.shift and par.halo.width == 1 and par.halo.periodic == (True, True)
+    assert par.reports == ("total", "loops", "exchanges", "cpu")
+
+
+CASE = ["--grid", "64x32", "--steps", "10"]
+
+
+@pytest.mark.parametrize(
+    ("command", "edit", "args", "needle"),
+    [
+        ("predict", BAD[0][:2], ["--decomp", "2x1"], "split names K"),
+        ("predict", None, ["--decomp", "3x1"], "does not divide the grid 64x32"),
+        ("run", None, ["--decomp", "2x1", "--diag-every", "5"], "--diag-every does not apply"),
+        (
+            "run",
+            (r'^launch = \["mpiexec"', 'launch = ["no-such-mpiexec"'),
+            ["--decomp", "2x1"],
+            "launcher 'no-such-mpiexec'",
+        ),
+        ("run", (r"^split = .*$", 'split = ["N"]'), ["--decomp", "2x1"], "does not split M"),
+    ],
+)
+def test_bad_input_to_app_commands_is_refused_and_creates_nothing(
+    tmp_path: Path, command: str, edit: tuple[str, str] | None, args: list[str], needle: str
+) -> None:
+    spec = spec_with(tmp_path, *edit) if edit else EXAMPLE
+    db = tmp_path / "never.db"
+    result = invoke("app", command, "--program", str(spec), *CASE, *args, "--db", f"sqlite:///{db}")
+    assert isinstance(result.exception, UserError), result.output
+    assert needle in str(result.exception)
+    assert not db.exists()
+
+
+def test_a_spec_without_parallel_section_exits_2_in_one_line(tmp_path: Path) -> None:
+    """The exit-2, one-line contract, through the real entry point."""
+    fortran = EXAMPLE.parents[1] / "shallow_fortran" / "benchdb.toml"
+    db = tmp_path / "never.db"
+    proc = benchdb(
+        "scenario", "--program", str(fortran), *CASE, "--ranks", "4", "--db", f"sqlite:///{db}"
+    )
+    assert_user_error(proc, "has no [parallel] section")
+    assert not db.exists()

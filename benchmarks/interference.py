@@ -105,15 +105,21 @@ def summarise(cat, measured: dict[tuple, list[PointTiming]]) -> dict[str, dict]:
     taken = aside = 0
     by_sample: list[tuple[float, float, float]] = []  # lost share, others busy, excess time
     child_gap: list[float] = []  # a program's wall time its CPU time leaves uncovered
-    program_lost: dict[str, list[float]] = {"kept": [], "set aside": []}  # seconds, per run
+    program_lost: dict[str, list[float]] = {  # seconds, per run
+        "clean": [],
+        "kept (no clean run: flagged)": [],
+        "set aside": [],
+    }
     for (name, shape), timings in measured.items():
         by_sample += excess(timings)
         if name == "shallowf90":
             child_gap += [e.wall_s - e.cpu_s for t in timings for e in t.evidence]
-            for t in timings:
-                keep, dropped = kept_and_set_aside(t.evidence)
-                program_lost["kept"] += [t.evidence[i].lost_s for i in keep]
-                program_lost["set aside"] += [t.evidence[i].lost_s for i in dropped]
+            runs = [e for t in timings for e in t.evidence]  # pooled, as the point's row
+            keep, dropped = kept_and_set_aside(runs)
+            for i in keep:
+                what = "kept (no clean run: flagged)" if runs[i].disturbed else "clean"
+                program_lost[what].append(runs[i].lost_s)
+            program_lost["set aside"] += [runs[i].lost_s for i in dropped]
         bench = cat.get(name)
         infos = {k.name: (i, k) for i, k in enumerate(bench.kernels)}
         counts = bench.kernel_points(shape)
@@ -206,22 +212,21 @@ def threshold_table(runs: list[tuple[str, dict]]) -> None:
 
 
 def program_table(runs: list[tuple[str, dict]]) -> None:
-    """The program's runs (a sample each) by whether their median kept them: how much
-    time the evidence says each lost.  A kept run that lost a scheduler slice (1 ms or
-    more) would be a disturbed sample surviving into a median."""
-    if not any(r["program_lost"]["kept"] for _, r in runs):
+    """The program's runs (a sample each) by what the point's median made of them, and
+    how much time the evidence says each lost.  A clean run that lost a scheduler slice
+    (1 ms or more) would be a disturbed sample silently in a median; a point with no
+    clean run keeps them all, flagged ``disturbed``."""
+    if not any(any(lost.values()) for lost in (r["program_lost"] for _, r in runs)):
         return
     print()
-    print("program runs (the Fortran example): time lost, kept into the median / set aside")
+    print("program runs (the Fortran example): time lost, by what the median made of them")
     for condition, result in runs:
         cells = []
         for what, lost in result["program_lost"].items():
             ms = [x * 1e3 for x in lost]
             over = sum(x >= 1.0 for x in ms)
-            cells.append(
-                f"{what} {len(ms):3d}, max {max(ms, default=0):7.2f} ms, >= 1 ms: {over:3d}"
-            )
-        print(f"{condition:10s} " + "   ".join(cells))
+            cells.append(f"{what} {len(ms)}, max {max(ms, default=0):.2f} ms, >= 1 ms: {over}")
+        print(f"{condition:10s} " + "; ".join(cells))
 
 
 def shifts(values: dict, reference: dict) -> list[float]:

@@ -7,8 +7,12 @@ heap, arrays and compiled code land changes how fast the same code runs: two
 processes of the same kernel differed by up to 25 % here, with ASLR, and by 7 %
 without (docs/findings/ab-comparison.md) -- Mytkowicz et al., "Producing Wrong
 Data Without Doing Anything Obviously Wrong!" (ASPLOS 2009) measured the same
-bias from the environment's size.  Two sides started alike then get the same
-layout, so the comparison measures the code, not the draw of addresses.
+bias from the environment's size.  So both sides also get one ``PYTHONHASHSEED``
+(the order of every set and dict of strings, and with it what is allocated
+where) and environments of one size (:func:`environment_pads`).  Two sides
+started alike then get the same layout, so the comparison measures the code, not
+the draw of addresses; a change that moves the layout is measured with its
+layout, as in any one build.
 
 A worker that dies, or answers with something other than a JSON line, raises
 :class:`WorkerDied` quoting the last line it wrote to stderr (kept in a temporary

@@ -17,10 +17,11 @@ replicates (:mod:`benchdb.regress.paired`).  The order of the pairs:
   change) would alias with periodic load and with whatever the first sample of a
   round leaves in the caches; both processes are pinned to the same CPUs, and only
   one measures at a time.
-* ``duet``: both sides are told to start at once, each pinned to CPUs of its own, and
-  their samples run side by side -- duet benchmarking (Bulej et al., "Duet
-  Benchmarking: Improving Measurement Accuracy in the Cloud", ICPE 2020): a
-  neighbour that slows the machine slows both halves of the pair.
+* ``duet``: both sides are told to start at once, each pinned to CPUs of its own
+  (swapped between trials), and their samples run side by side -- duet
+  benchmarking (Bulej et al., "Duet Benchmarking: Improving Measurement Accuracy
+  in the Cloud", ICPE 2020): a neighbour that slows the machine slows both halves
+  of the pair.
 
 A pair in which the evidence (:mod:`benchdb.evidence`) marks either sample disturbed
 is retaken on both sides, at most :data:`~benchdb.collectors.timing.RETAKES_PER_SAMPLE`
@@ -156,9 +157,11 @@ def measure_pair(
     placements: dict[str, str] = {}
     repetitions = 0
     try:
-        for _ in range(trials):
+        for trial in range(trials):
             for i, w in enumerate(workers.values()):
-                first = i * threads if order == "duet" else 0
+                # duet: the sides swap CPUs from trial to trial, so that a CPU busier
+                # than the other (a neighbour, an interrupt) weighs on both sides alike
+                first = (i + trial) % 2 * threads if order == "duet" else 0
                 w.send("prepare", point=list(point), first_cpu=first)
             prepared = {side: w.receive() for side, w in workers.items()}
             failure = _failure(prepared)

@@ -64,14 +64,15 @@ def most_disturbed(evidence: Sequence[Evidence]) -> Evidence:
     return max(evidence, key=lost_fraction)
 
 
-def kept_and_set_aside(evidence: Sequence[Evidence | None]) -> tuple[list[int], list[int]]:
-    """Which samples a statistic uses, and which are set aside, by index: the clean
-    ones (no evidence counts as clean) and the disturbed ones; every sample where none
-    is clean (its median then stands for what was measured, flagged)."""
-    clean = [i for i, e in enumerate(evidence) if e is None or not e.disturbed]
-    if not clean:
-        return list(range(len(evidence))), []
-    return clean, [i for i, e in enumerate(evidence) if e is not None and e.disturbed]
+def kept_and_set_aside(clean: Sequence[bool]) -> tuple[list[int], list[int]]:
+    """Which samples a statistic uses, and which are set aside, by index, given whether
+    each is clean (:attr:`Evidence.disturbed` not set; no evidence counts as clean): the
+    clean ones and the rest; every sample where none is clean (its median then stands
+    for what was measured, flagged)."""
+    keep = [i for i, ok in enumerate(clean) if ok]
+    if not keep:
+        return list(range(len(clean))), []
+    return keep, [i for i, ok in enumerate(clean) if not ok]
 
 
 FIELDS = tuple(Evidence.__dataclass_fields__)

@@ -223,6 +223,24 @@ def mark_stale_runs(db: Database) -> int:
         return len(stale)
 
 
+def ab_pair(db: Database, run_id: int) -> dict[str, int] | None:
+    """The two runs of the A/B pair (``benchdb ab``) that run ``run_id`` is one side of,
+    by side (``{"base": id, "change": id}``); None for a run of no pair, or one whose
+    partner this database lacks.  ``config["ab"]["pair"]`` holds the partner's uuid,
+    which survives ``benchdb import``."""
+    with db.reading() as s:
+        run = s.get(Run, run_id)
+        mine = ((run.config or {}).get("ab") or {}) if run is not None else {}
+        if "pair" not in mine:
+            return None
+        partner = s.scalars(
+            select(Run).where(Run.config["uuid"].as_string() == str(mine["pair"]))
+        ).first()
+        if partner is None:
+            return None
+        return {mine["side"]: run_id, (partner.config.get("ab") or {})["side"]: partner.id}
+
+
 def run_exists(db: Database, run_id: int) -> bool:
     """Whether the database holds run ``run_id``; writes nothing."""
     with db.reading() as s:

@@ -115,7 +115,7 @@ def summarise(cat, measured: dict[tuple, list[PointTiming]]) -> dict[str, dict]:
         if name == "shallowf90":
             child_gap += [e.wall_s - e.cpu_s for t in timings for e in t.evidence]
             runs = [e for t in timings for e in t.evidence]  # pooled, as the point's row
-            keep, dropped = kept_and_set_aside(runs)
+            keep, dropped = kept_and_set_aside([not e.disturbed for e in runs])
             for i in keep:
                 what = "kept (no clean run: flagged)" if runs[i].disturbed else "clean"
                 program_lost[what].append(runs[i].lost_s)

@@ -44,11 +44,20 @@ def _label(cpus: list[int]) -> str:
     return "cpus:" + ",".join(map(str, cpus))
 
 
+def usable_cpus() -> list[int]:
+    """The CPUs this process may run on, ascending."""
+    if hasattr(os, "sched_getaffinity"):
+        return sorted(os.sched_getaffinity(0))
+    return list(range(os.cpu_count() or 1))
+
+
 @contextmanager
-def pinned(threads: int) -> Iterator[str]:
+def pinned(threads: int, first: int = 0) -> Iterator[str]:
     """Set numba's thread count, pin the process to ``threads`` CPUs; yields the placement.
 
-    The original affinity is restored afterwards.
+    ``first``: how many of the usable CPUs to skip, so that two processes measuring at
+    once (``benchdb ab --order duet``) each get CPUs of their own.  The original
+    affinity is restored afterwards.
     """
     import numba
 
@@ -57,7 +66,7 @@ def pinned(threads: int) -> Iterator[str]:
         yield "none"
         return
     original = os.sched_getaffinity(0)
-    cpus = sorted(original)[:threads]
+    cpus = sorted(original)[first : first + threads]
     try:
         _set_all_threads(set(cpus))
         placement = _label(cpus)

@@ -18,9 +18,12 @@ Disturbed samples (:mod:`benchdb.evidence`) are kept apart: ``samples`` holds
 the clean ones, which every statistic and every reader of the samples uses, with
 their evidence beside them in ``evidence`` (a list per field); ``set_aside``
 holds the disturbed ones (``t_s``), their passes and their evidence the same
-way.  A point whose passes together got fewer clean samples than a pass asks
-for is flagged ``disturbed``; one with no clean sample at all keeps every sample
-in ``samples`` (its median then stands for what was measured, flagged).
+way, with the samples of an A/B pair whose other side was disturbed
+(``unpaired``: ``benchdb ab`` retakes both; kept, and marked so in ``evidence``,
+where no sample ran clean).  A point whose passes together got
+fewer clean samples than a pass asks for is flagged ``disturbed``; one with no
+clean sample at all keeps every sample in ``samples`` (its median then stands for
+what was measured, flagged).
 """
 
 from __future__ import annotations
@@ -74,15 +77,17 @@ def _reasons(row: Measurement) -> list[str]:
 
 @dataclass(frozen=True)
 class _Taken:
-    """A sample (seconds per repetition), its evidence (None: not read) and its pass."""
+    """A sample (seconds per repetition), its evidence (None: not read), its pass, and
+    whether it lost its A/B partner to a disturbance."""
 
     t: float
     evidence: Evidence | None
     pass_index: int
+    unpaired: bool = False
 
     @property
     def clean(self) -> bool:
-        return self.evidence is None or not self.evidence.disturbed
+        return not self.unpaired and (self.evidence is None or not self.evidence.disturbed)
 
 
 def _kept_passes(row: Measurement) -> list[int]:
@@ -94,15 +99,32 @@ def _kept_passes(row: Measurement) -> list[int]:
 def _taken(row: Measurement) -> list[_Taken]:
     """Every sample the row holds, kept or set aside."""
     samples = list(row.samples or [])
-    kept = zip(samples, from_columns(row.evidence, len(samples)), _kept_passes(row), strict=True)
+    kept = zip(
+        samples,
+        from_columns(row.evidence, len(samples)),
+        _kept_passes(row),
+        (row.evidence or {}).get("unpaired") or [False] * len(samples),
+        strict=True,
+    )
     aside = row.set_aside or {}
     n = set_aside_count(aside)
     aside_taken = (
-        zip(aside.get("t_s", []), from_columns(aside, n), aside.get("pass", []), strict=True)
+        zip(
+            aside.get("t_s", []),
+            from_columns(aside, n),
+            aside.get("pass", []),
+            aside.get("unpaired") or [False] * n,
+            strict=True,
+        )
         if n
         else ()
     )
     return [_Taken(*k) for k in kept] + [_Taken(*a) for a in aside_taken]
+
+
+def _unpaired(taken: list[_Taken]) -> dict[str, list[bool]]:
+    """``{"unpaired": [...]}`` beside the evidence of ``taken`` where any is; else ``{}``."""
+    return {"unpaired": [t.unpaired for t in taken]} if any(t.unpaired for t in taken) else {}
 
 
 def _summarise_into(
@@ -111,12 +133,12 @@ def _summarise_into(
     """Set ``row``'s samples, statistics, rates, validity and flags from ``taken``: the
     clean samples when there are any; ``disturbed`` when fewer than ``wanted`` are."""
     reasons = _reasons(row)
-    keep, set_aside = kept_and_set_aside([t.evidence for t in taken])
+    keep, set_aside = kept_and_set_aside([t.clean for t in taken])
     clean = sum(taken[i].clean for i in keep)
     kept = sorted((taken[i] for i in keep), key=lambda t: t.pass_index)  # stable, by pass
     samples = [t.t for t in kept]
     row.samples = samples
-    row.evidence = to_columns([t.evidence for t in kept])
+    row.evidence = {**to_columns([t.evidence for t in kept]), **_unpaired(kept)}
     row.pass_counts = [sum(t.pass_index == p for t in kept) for p in range(row.passes + 1)]
     aside = [taken[i] for i in set_aside]
     row.set_aside = (
@@ -124,6 +146,7 @@ def _summarise_into(
             "t_s": [t.t for t in aside],
             "pass": [t.pass_index for t in aside],
             **to_columns([t.evidence for t in aside]),
+            **_unpaired(aside),
         }
         if aside
         else {}
@@ -235,7 +258,8 @@ def add_pass(
         row.flags = [*(row.flags or []), reason]
     samples = timing.samples[name]
     evidence: list[Evidence | None] = list(timing.evidence) or [None] * len(samples)
-    new = [_Taken(t, e, row.passes) for t, e in zip(samples, evidence, strict=True)]
+    unpaired = timing.unpaired or (False,) * len(samples)
+    new = [_Taken(t, e, row.passes, u) for t, e, u in zip(samples, evidence, unpaired, strict=True)]
     _summarise_into(row, [*_taken(row), *new], info, timing.wanted)
     row.passes += 1
 

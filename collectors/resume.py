@@ -32,6 +32,7 @@ from benchdb.slurm import jobs as slurm_jobs
 
 RESUMABLE = ("interrupted", "failed")
 RUN_KIND = "kernels"
+AB_MODE = "ab"  # config["mode"] of the two runs of ``benchdb ab``, continued only by it
 
 
 def find_resumable(
@@ -92,6 +93,11 @@ def check_explicit(db: Database, run_id: int, machine_fp: str, environment_fp: s
         if run is None or run.kind != RUN_KIND:
             raise UserError(
                 f"no collection run {run_id}; `benchdb runs list` shows the runs you can resume"
+            )
+        if (run.config or {}).get("mode") == AB_MODE:
+            raise UserError(
+                f"run {run_id} is one side of an A/B pair; run the same `benchdb ab` command "
+                "to continue it"
             )
         if run.status == "complete":
             raise UserError(

@@ -52,6 +52,9 @@ class PointTiming:
     ``evidence`` holds, in the order taken, what the operating system saw during
     each sample (shared by every kernel the sample timed); empty where none was
     read.  ``wanted``: the clean samples the pass asked for; 0 with no evidence.
+    ``unpaired``: per sample, True where it is one side of an A/B pair (``benchdb
+    ab``) whose other side was disturbed: it is set aside with the disturbed ones, so
+    that both sides' kept samples pair by index.
     """
 
     repetitions: int
@@ -59,6 +62,7 @@ class PointTiming:
     checksum: float | None  # None: the kernel reports none
     evidence: tuple[Evidence, ...] = ()
     wanted: int = 0
+    unpaired: tuple[bool, ...] = ()
 
     @property
     def retaken(self) -> int:
@@ -66,8 +70,18 @@ class PointTiming:
         return sum(e.disturbed for e in self.evidence)
 
 
-def _probe(prepared: Prepared) -> Probe:
+def probe_for(prepared: Prepared) -> Probe:
+    """The probe that reads the evidence around ``prepared``'s samples: of this process, or
+    of the program's child process."""
     return ChildProbe() if isinstance(prepared, SelfTimed) else Probe()
+
+
+def take_sample(
+    prepared: Prepared, repetitions: int, probe: Probe
+) -> tuple[dict[str, float], Evidence]:
+    """One sample: seconds per repetition by kernel, and what the operating system saw."""
+    times, seen = _measure(prepared, repetitions, probe)
+    return {kernel: float(s) / repetitions for kernel, s in times.items()}, seen
 
 
 def _elapsed(prepared: Prepared, repetitions: int, probe: Probe) -> tuple[float, bool]:
@@ -110,7 +124,7 @@ def calibrate(prepared: Prepared, sample_time: float, probe: Probe | None = None
     ``probe``: one already open for this point; else one is opened for the calibration.
     """
     if probe is None:
-        with _probe(prepared) as own:
+        with probe_for(prepared) as own:
             return calibrate(prepared, sample_time, own)
     repetitions = 1
     while True:
@@ -134,13 +148,13 @@ def time_point(prepared: Prepared, sample_time: float, samples: int) -> PointTim
         prepared.run(1)  # warm-up: excluded from every sample
     per_kernel: dict[str, list[float]] = {}
     evidence: list[Evidence] = []
-    with _probe(prepared) as probe:
+    with probe_for(prepared) as probe:
         repetitions = calibrate(prepared, sample_time, probe)
         clean = 0
         while clean < samples and len(evidence) < samples * (1 + RETAKES_PER_SAMPLE):
-            times, seen = _measure(prepared, repetitions, probe)
+            times, seen = take_sample(prepared, repetitions, probe)
             for kernel, seconds in times.items():
-                per_kernel.setdefault(kernel, []).append(float(seconds) / repetitions)
+                per_kernel.setdefault(kernel, []).append(seconds)
             evidence.append(seen)
             clean += not seen.disturbed
     return PointTiming(repetitions, per_kernel, checksum, tuple(evidence), samples)

@@ -83,6 +83,12 @@ COMMANDS: dict[str, LazyCommand] = {
         "Did a run get slower than its baseline? Exit 1 on a regression.",
         _TRACK,
     ),
+    "ab": LazyCommand(
+        "ab_cmd",
+        "ab",
+        "Measure a base and a change in one run (paired samples); exit 1 if slower.",
+        _TRACK,
+    ),
     "history": LazyCommand(
         "history_cmd", "history", "A kernel's times over runs, with change points.", _TRACK
     ),

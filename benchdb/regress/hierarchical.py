@@ -88,15 +88,47 @@ def kernel_change(
     if not pairs:
         raise ValueError("kernel_change() needs at least one point")
     rng = np.random.default_rng(SEED)
-    points = len(pairs)
-    logs = np.empty((points, n_resamples))
-    observed = np.empty(points)
+    logs = np.empty((len(pairs), n_resamples))
+    observed = np.empty(len(pairs))
     for i, (a, b) in enumerate(pairs):
         x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
         observed[i] = np.log(np.median(y) / np.median(x))
         logs[i] = _resampled_log_medians(y, rng, n_resamples) - _resampled_log_medians(
             x, rng, n_resamples
         )
+    return _over_points(observed, logs, confidence, rng)
+
+
+def paired_change(
+    ratios: Sequence[Sequence[float]], confidence: float, *, n_resamples: int = N_RESAMPLES
+) -> KernelChange:
+    """The same estimate from *paired* ratios (``benchdb ab``): per point, the ratios
+    change / base of its replicates (the trials of :mod:`benchdb.regress.paired`, each
+    the median ratio of samples taken next to each other in time).
+
+    A pair's two samples saw the same moment of the host, so drift that slows both
+    cancels in its ratio instead of widening the interval; within a point the
+    replicates' ratios, not each side's samples apart, are resampled.  The points are
+    resampled as above.
+    """
+    if not ratios:
+        raise ValueError("paired_change() needs at least one point")
+    rng = np.random.default_rng(SEED)
+    logs = np.empty((len(ratios), n_resamples))
+    observed = np.empty(len(ratios))
+    for i, r in enumerate(ratios):
+        x = np.asarray(r, dtype=float)
+        observed[i] = np.log(np.median(x))
+        logs[i] = _resampled_log_medians(x, rng, n_resamples)
+    return _over_points(observed, logs, confidence, rng)
+
+
+def _over_points(
+    observed: np.ndarray, logs: np.ndarray, confidence: float, rng: np.random.Generator
+) -> KernelChange:
+    """The median of the points' ``observed`` log ratios and the percentile interval of the
+    median over points drawn with replacement, each drawn point's replicate from ``logs``."""
+    points, n_resamples = logs.shape
     drawn = rng.integers(0, points, size=(n_resamples, points))
     replicates = np.median(logs[drawn, np.arange(n_resamples)[:, None]], axis=1)
     tail = 50 * (1 - confidence)

@@ -103,7 +103,7 @@ def measure(
             clean += comm.allreduce(lost_fraction(evidence), op=MPI.MAX) <= LOST_FRACTION
     rows = np.array(taken) / reps / divisor
     lock_step = [most_disturbed(ranks) for ranks in zip(*comm.allgather(mine), strict=True)]
-    keep, aside = kept_and_set_aside(lock_step)
+    keep, aside = kept_and_set_aside([not e.disturbed for e in lock_step])
     return Timed(
         repetitions=reps,
         samples=rows[keep, 0].tolist(),

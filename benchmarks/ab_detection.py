@@ -1,0 +1,135 @@
+"""Does ``benchdb ab`` catch injected slowdowns, and stay quiet on unchanged code?
+
+Through the product path: each comparison is one ``benchdb ab`` command (the real
+CLI, two worker processes), judged by its own rule (3 % threshold).  The kernels
+are the fifteen of ``benchmarks/ab/inject.py``; a slowdown of k is the same plugin
+with ``WORK = k`` on the change side (k x the work under the nominal shape; the
+kernel's version differs, as a changed plugin's would).  Per order (``--orders``)
+and co-runner (``--corunner``: none, and/or a process streaming through 256 MiB
+arrays the whole time), ``--unchanged`` same-vs-same comparisons and one per
+factor; ``--numba-opt0`` adds ``--change-env NUMBA_OPT=0`` (slow: the change side
+is tens of times slower).
+
+Printed per order and co-runner: per injected factor the median of the kernels'
+measured ratios, the kernels called slower (detection; at 1, false alarms), noisy
+and disturbed, and how many comparisons exited 1.
+
+    python benchmarks/ab_detection.py [--orders interleaved,duet] [--corunner none,stream]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent / "ab"))
+from inject import write_variant
+
+INJECT = Path(__file__).parent / "ab" / "inject.py"
+STREAMER = """
+import numpy as np
+a = np.ones(2**25); b = np.empty_like(a)
+while True:
+    np.copyto(b, a)
+"""
+
+
+def run_ab(db: str, order: str, change: list[str], common: list[str]) -> tuple[int, list[dict]]:
+    """One ``benchdb ab``: its exit status and kernel verdicts."""
+    cmd = [sys.executable, "-m", "benchdb", "ab", "--order", order, "--json", "--db", db]
+    proc = subprocess.run(
+        [*cmd, "--base-plugin", str(INJECT), *change, *common], capture_output=True, text=True
+    )
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"benchdb ab failed ({proc.returncode}): {proc.stderr.strip()}")
+    return proc.returncode, json.loads(proc.stdout)["judgement"]["kernels"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--orders", default="interleaved,duet")
+    parser.add_argument("--corunner", default="none", help="none, stream, or none,stream")
+    parser.add_argument("--factors", default="1.05,1.1,1.2,2")
+    parser.add_argument("--unchanged", type=int, default=2, help="same-vs-same comparisons")
+    parser.add_argument("--numba-opt0", action="store_true")
+    parser.add_argument(
+        "--ab-args",
+        default="--footprints 24KiB,1MiB --sample-time 0.002 --pairs 5 --trials 3",
+        help="the measuring options of every benchdb ab",
+    )
+    args = parser.parse_args()
+    common = args.ab_args.split()
+    work = Path(tempfile.mkdtemp(prefix="ab-detection-"))
+    variants = {k: write_variant(work / f"x{k}", float(k)) for k in args.factors.split(",")}
+    print(
+        f"benchdb ab {' '.join(common)}; load average {os.getloadavg()[0]:.1f} at start",
+        flush=True,
+    )
+    table = []
+    for corunner in args.corunner.split(","):
+        streamer = (
+            subprocess.Popen([sys.executable, "-c", STREAMER]) if corunner == "stream" else None
+        )
+        try:
+            for order in args.orders.split(","):
+                cases = [("1 (unchanged)", ["--change-plugin", str(INJECT)])] * args.unchanged
+                cases += [(k, ["--change-plugin", str(p)]) for k, p in variants.items()]
+                if args.numba_opt0:
+                    cases.append(
+                        (
+                            "NUMBA_OPT=0",
+                            ["--change-plugin", str(INJECT), "--change-env", "NUMBA_OPT=0"],
+                        )
+                    )
+                results: dict[str, list[tuple[int, list[dict]]]] = {}
+                t0 = time.monotonic()
+                for i, (label, change) in enumerate(cases):
+                    db = f"sqlite:///{work / f'{corunner}-{order}-{i}.sqlite'}"
+                    results.setdefault(label, []).append(run_ab(db, order, change, common))
+                for label, runs in results.items():
+                    kernels = [k for _, ks in runs for k in ks]
+                    counts = Counter(k["verdict"] for k in kernels)
+                    ratios = [k["ratio"] for k in kernels if k["ratio"] is not None]
+                    table.append(
+                        (
+                            order,
+                            corunner,
+                            label,
+                            f"{np.median(ratios):.3f} [{np.min(ratios):.3f}, {np.max(ratios):.3f}]",
+                            f"{counts['slower']}/{len(kernels)}",
+                            str(counts["noisy"]),
+                            str(counts["faster"]),
+                            str(counts["disturbed"]),
+                            f"{sum(rc == 1 for rc, _ in runs)}/{len(runs)}",
+                        )
+                    )
+                print(
+                    f"  {order}, co-runner {corunner}: {len(cases)} comparisons in "
+                    f"{time.monotonic() - t0:.0f} s",
+                    flush=True,
+                )
+        finally:
+            if streamer is not None:
+                streamer.kill()
+                streamer.wait()
+    header = (
+        "order", "co-runner", "injected", "kernel ratio median [min, max]", "called slower",
+        "noisy", "faster", "disturbed", "exit 1",
+    )  # fmt: skip
+    print(f"\nload average {os.getloadavg()[0]:.1f} at end")
+    print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
+    for row in table:
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Measure the base and the change of a pull request in one run (benchdb ab).
+#
+#   ab-change.sh BASE_DIR CHANGE_DIR [COMMENT.md]
+#
+# BASE_DIR and CHANGE_DIR are checkouts of the project (the pull request's base and
+# head).  Each is installed into a virtualenv of its own: benchdb (BENCHDB_PACKAGE),
+# then the project's kernels (BENCHDB_INSTALL, run inside the checkout with that
+# virtualenv first on PATH).  Then `benchdb ab` runs the base side with the base's
+# Python and the change side with the change's, both on this machine at once,
+# judges the paired samples and writes COMMENT.md (default: benchdb-comment.md) as
+# Markdown, which it also prints.
+#
+# Environment:
+#   BENCHDB_URL      the database (default: a new SQLite file in a temporary folder)
+#   BENCHDB_PACKAGE  what pip installs as benchdb (default: benchdb)
+#   BENCHDB_INSTALL  how to install the project's kernels in a checkout (default:
+#                    "python -m pip install --quiet ."; empty: nothing to install)
+#   BENCHDB_PROGRAM  a program spec inside each checkout (e.g. benchdb.toml): the base
+#                    side runs BASE_DIR's build, the change side CHANGE_DIR's
+#   BENCHDB_AB       more options of `benchdb ab` (e.g. "--kernels my_model")
+#
+# Exit status: that of `benchdb ab`: 0 nothing slower, 1 a kernel got slower, 2 bad
+# input, 3 a worker died; anything else: a step failed.
+set -euo pipefail
+
+if [ $# -lt 2 ]; then
+  echo "usage: $0 BASE_DIR CHANGE_DIR [COMMENT.md]" >&2
+  exit 2
+fi
+base=$(cd "$1" && pwd)
+change=$(cd "$2" && pwd)
+comment=$(realpath -m "${3:-benchdb-comment.md}")
+: "${BENCHDB_URL:=sqlite:///$(mktemp -d)/benchdb.sqlite}"
+: "${BENCHDB_PACKAGE:=benchdb}"
+install=${BENCHDB_INSTALL-python -m pip install --quiet .}
+export BENCHDB_URL
+envs=$(mktemp -d)
+
+environment() {  # DIR NAME: a virtualenv NAME with benchdb and checkout DIR's kernels
+  python -m venv "$envs/$2"
+  "$envs/$2/bin/python" -m pip install --quiet "$BENCHDB_PACKAGE"
+  if [ -n "$install" ]; then (cd "$1" && PATH="$envs/$2/bin:$PATH" eval "$install"); fi
+}
+
+environment "$base" base
+environment "$change" change
+sides=(--base-python "$envs/base/bin/python" --change-python "$envs/change/bin/python")
+if [ -n "${BENCHDB_PROGRAM:-}" ]; then
+  sides+=(--base-program "$base/$BENCHDB_PROGRAM" --change-program "$change/$BENCHDB_PROGRAM")
+fi
+
+cd "$change"
+status=0
+# shellcheck disable=SC2086  # BENCHDB_AB is a list of options
+"$envs/change/bin/benchdb" ab "${sides[@]}" ${BENCHDB_AB:-} --markdown > "$comment" || status=$?
+cat "$comment"
+exit "$status"

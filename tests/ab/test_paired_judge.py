@@ -1,0 +1,46 @@
+"""The A/B judging rule on known paired ratios (no measuring)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchdb.regress.paired import PairedPoint, judge
+
+
+def _point(shape: str, ratios: list[list[float]], lost: float = 0.0) -> PairedPoint:
+    """A point whose trials have the given pair ratios (base samples all 1 ms)."""
+    change = [r * 1e-3 for trial in ratios for r in trial]
+    return PairedPoint(
+        "k", 1, "float64", "isolated", shape, 1024, tuple([1e-3] * len(change)), tuple(change),
+        tuple(len(t) for t in ratios), disturbed=lost > 0, lost=lost,
+    )  # fmt: skip
+
+
+def _verdict(factor: float, spread: float = 0.005, lost: float = 0.0) -> str:
+    rng = np.random.default_rng(1)
+    points = [
+        _point(
+            f"{n}", [list(factor * (1 + spread * rng.standard_normal(5))) for _ in range(3)], lost
+        )
+        for n in (1, 2, 3)
+    ]
+    (kernel,) = judge(points)
+    return kernel.verdict
+
+
+def test_clean_pairs() -> None:
+    assert _verdict(1.0) == "unchanged"
+    assert _verdict(1.06) == "slower"
+    assert _verdict(1 / 1.06) == "faster"
+    assert _verdict(1.02, spread=0.05) == "noisy"
+
+
+def test_pairs_with_no_clean_one_count_only_for_a_change_beyond_their_lost_time() -> None:
+    assert _verdict(50.0, lost=0.6) == "slower"
+    assert _verdict(1.06, lost=0.05) == "disturbed"
+    assert _verdict(1.0, lost=0.05) == "disturbed"
+
+
+def test_one_trial_is_no_interval() -> None:
+    (kernel,) = judge([_point("1", [[1.5] * 5])])
+    assert kernel.verdict == "disturbed"

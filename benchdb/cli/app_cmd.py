@@ -250,7 +250,7 @@ def _calibrate_near(
     from ..collectors.app.near import calibrate_near, near_plan
 
     plan = near_plan(grid, ranks)  # checked before the database is opened
-    database = open_db(db)
+    database = open_db(db, write=True)
     say = (lambda _: None) if quiet else err_console.print
     with err_console.status(
         f"calibrating near the {shape_key(grid)} grid on 1 and {ranks} ranks ..."

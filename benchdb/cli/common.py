@@ -57,15 +57,17 @@ HostOption = Annotated[
 ]
 
 
-def open_db(url: str | None, *, create: bool = False) -> Database:
+def open_db(url: str | None, *, create: bool = False, write: bool = False) -> Database:
     """Open the database; SQLAlchemy is imported here, not when the CLI starts.
 
     Only the commands that write results (``create=True``: collect, import, comm
-    collect, app run and calibrate, machine register) may create a database.
+    collect, app run and calibrate, machine register) may create a database; they and
+    the others that store (``write=True``: baseline set, refine, collect --resume)
+    refuse one they may not write, before anything is stored.
     """
     from ..db.engine import open_database
 
-    return open_database(url, create=create)
+    return open_database(url, create=create, write=write)
 
 
 def _jsonable(value: Any) -> Any:

@@ -8,11 +8,13 @@ module's shape and machine helpers (``benchdb predict``) start fast.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
+from .bounds import MAX_POINTS
 from .db.engine import Database
 from .db.models import Environment, Kernel, Machine, Measurement, Run
 from .errors import UserError
@@ -188,6 +190,11 @@ def parse_shape(text: str, ndim: int | None = None) -> tuple[int, ...]:
     if any(d <= 0 for d in shape):
         raise UserError(
             f"shape {text!r} has a zero or negative extent; every extent must be a positive integer"
+        )
+    if math.prod(shape) > MAX_POINTS:
+        raise UserError(
+            f"shape {text!r} has more than 2**53 points, more than any machine holds; "
+            "give the extents of a problem that fits in memory"
         )
     if ndim is not None and len(shape) != ndim:
         raise UserError(

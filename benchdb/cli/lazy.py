@@ -19,6 +19,7 @@ from typing import Any
 import typer
 from typer.core import TyperCommand
 
+from ..bounds import MAX_INT64, fits_int64
 from .groups import HelpGroup
 
 
@@ -44,7 +45,7 @@ class LazyCommand:
             single.command(name)(target)
             command = typer.main.get_command(single)
         command.name = name
-        return command
+        return bounded(command)
 
     def listing(self, name: str) -> TyperCommand:
         """What the root ``--help`` shows: name and one-line help, nothing imported."""
@@ -75,6 +76,35 @@ class LazyGroup(HelpGroup):
             super().format_help(ctx, formatter)
         finally:
             self._listing = False
+
+
+def bounded(command: Any) -> Any:
+    """``command`` (and, in a group, every command in it) refusing an integer option or
+    argument that a 64-bit column cannot hold, as a usage error, before it runs.
+
+    typer parses integers into Python's unbounded ``int``; one beyond int64 would fail
+    in the database or numpy after the command had started (and, for some, written).
+    """
+    for sub in getattr(command, "commands", {}).values():
+        bounded(sub)
+    if getattr(command, "commands", None) is not None:
+        return command
+    invoke = command.invoke
+
+    def checked(ctx: Any) -> Any:
+        for param in command.params:
+            given = ctx.params.get(param.name)
+            for value in given if isinstance(given, list | tuple) else [given]:
+                if isinstance(value, int) and not fits_int64(value):
+                    raise typer.BadParameter(
+                        f"{value} is more than a 64-bit integer holds (at most {MAX_INT64})",
+                        ctx=ctx,
+                        param=param,
+                    )
+        return invoke(ctx)
+
+    command.invoke = checked
+    return command
 
 
 def make_lazy_group(table: dict[str, LazyCommand]) -> type[LazyGroup]:

@@ -136,7 +136,8 @@ def run_cmd(
         int | None, typer.Option("--max-ranks", help="Most ranks allowed (default: cores).")
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", help="Stop the MPI job after this many s.")
+        float | None,
+        typer.Option("--timeout", min=1, help="Stop the MPI job after this many s."),
     ] = None,
     tag: Annotated[list[str] | None, typer.Option("--tag", help="Tag the run.")] = None,
     db: DbOption = None,
@@ -195,7 +196,8 @@ def calibrate_cmd(
         ),
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", help="Stop each MPI job after this many s.")
+        float | None,
+        typer.Option("--timeout", min=1, help="Stop each MPI job after this many s."),
     ] = None,
     exchanges: Annotated[
         bool,
@@ -232,13 +234,19 @@ def calibrate_cmd(
 
       benchdb app calibrate --ranks 2 --near 1600x1600
     """
+    from ..collectors.app.populated import check_ranks, populated_plan
+    from ..machine import detect_machine
+
+    machine = detect_machine()  # every option is checked before the database is opened
     if near is None:
+        populated_plan(machine, ranks, quick=quick, sizes_spec=sizes)
         result = _calibrate_full(
             open_db(db, create=True), ranks, quick, sizes, exchanges, timeout, as_json
         )
     elif quick or sizes or not exchanges:
         raise UserError("--near chooses its own sizes; leave out --quick, --sizes, --no-exchanges")
     else:
+        check_ranks(ranks, machine.cores)
         result = _calibrate_near(db, parse_shape(near, 2), ranks, timeout, as_json)
     if as_json:
         print_json(result)

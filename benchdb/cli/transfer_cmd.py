@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..errors import UserError
+from ..outputs import check_out_file, writing_out
 from ..scope import read_scope
 from ..transfer import bundle_from_db, format_of, import_bundle, load_source, write_bundle
 from .common import DbOption, JsonOption, open_db, print_json, print_table
@@ -50,8 +50,7 @@ def export(
       benchdb export --out node07.json --host node07
     """
     fmt = format_of(out, fmt)
-    if not out.parent.is_dir():
-        raise UserError(f"folder {out.parent} does not exist; create it or choose another --out")
+    check_out_file(out)
     database = open_db(db)
     kernels = split(kernel)
     if kernels:
@@ -66,7 +65,8 @@ def export(
         run_ids=[r for r in run_ids if r is not None] or None,
         scope=scope,
     )
-    write_bundle(bundle, out, fmt)
+    with writing_out(out):
+        write_bundle(bundle, out, fmt)
     result = {
         "file": str(out),
         "format": fmt,

@@ -19,8 +19,10 @@ from rich.table import Table
 if TYPE_CHECKING:
     from ..db.engine import Database
 
-console = Console()
-err_console = Console(stderr=True)
+# emoji=False: text benchdb prints (a user's tag, a range A:B:N) is shown as written,
+# never with a code like :b: drawn as an emoji
+console = Console(emoji=False)
+err_console = Console(stderr=True, emoji=False)
 
 DbOption = Annotated[
     str | None,
@@ -135,7 +137,7 @@ def _print_unsqueezed(table: Table) -> None:
         console.print(table)
         return
     natural = console.measure(table, options=console.options.update_width(_UNBOUNDED)).maximum
-    Console(width=max(natural, console.width)).print(table)
+    Console(width=max(natural, console.width), emoji=False).print(table)
 
 
 def emit(

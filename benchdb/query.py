@@ -18,6 +18,7 @@ from .bounds import MAX_POINTS
 from .db.engine import Database
 from .db.models import Environment, Kernel, Machine, Measurement, Run
 from .errors import UserError
+from .validity import valid_problem
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -109,6 +110,8 @@ def measurements_frame(
     rows: list[dict[str, Any]] = []
     with db.reading() as s:
         for m, r, k, h in s.execute(stmt):
+            if valid_only and valid_problem(m.__dict__) is not None:
+                continue  # marked valid by an older import, yet unusable
             rows.append(
                 {
                     "measurement_id": m.id,

@@ -9,7 +9,14 @@ import typer
 
 from ..outputs import check_out_file, writing_out
 from ..scope import read_scope
-from ..transfer import bundle_from_db, format_of, import_bundle, load_source, write_bundle
+from ..transfer import (
+    bundle_from_db,
+    check_bundle,
+    format_of,
+    import_bundle,
+    load_source,
+    write_bundle,
+)
 from .common import DbOption, JsonOption, open_db, print_json, print_table
 from .measurements_cmd import check_kernels, parse_run, split
 
@@ -106,8 +113,8 @@ def import_(
       benchdb import sqlite:////scratch/node07/benchdb.sqlite
     """
     bundle, origin = load_source(source)
-    database = open_db(db, create=True)
-    counts = import_bundle(database, bundle, origin)
+    checked = check_bundle(bundle, origin)  # every row, before the database is opened
+    counts = import_bundle(open_db(db, create=True), checked, origin)
     result = counts.__dict__
     if as_json:
         print_json(result)

@@ -5,6 +5,7 @@ written, and a write that fails anyway (a full disk, a file system that refuses 
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,8 +21,9 @@ def check_out_file(path: Path) -> Path:
         )
     if not path.parent.is_dir():
         raise UserError(f"folder {path.parent} does not exist; create it or choose another --out")
-    if not os.access(path if path.exists() else path.parent, os.W_OK):
+    if path.exists() and not os.access(path, os.W_OK):
         raise UserError(f"cannot write {path} (permission denied); choose another --out")
+    _check_writable(path.parent)
     return path
 
 
@@ -31,9 +33,23 @@ def check_out_folder(path: Path) -> Path:
     if path.exists() and not path.is_dir():
         raise UserError(f"--out {path} is a file; give a folder (it is created if missing)")
     existing = next(p for p in (path, *path.parents) if p.exists())
-    if not existing.is_dir() or not os.access(existing, os.W_OK):
-        raise UserError(f"cannot write in {existing} (permission denied); choose another --out")
+    if not existing.is_dir():
+        raise UserError(f"--out {path}: {existing} is a file; give a folder")
+    _check_writable(existing)
     return path
+
+
+def _check_writable(folder: Path) -> None:
+    """UserError unless a file can be made in ``folder``: tried with a nameless temporary
+    file, as ``access(2)`` answers yes to root and knows nothing of file systems such as
+    /proc that make no files."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise UserError(
+            f"cannot write in {folder} ({exc.strerror or exc}); choose another --out"
+        ) from None
 
 
 @contextmanager

@@ -8,3 +8,7 @@ Messages name the problem *and* the fix.
 
 class UserError(Exception):
     """Bad input or an unusable environment; the message says how to fix it."""
+
+
+class NoDatabase(UserError):
+    """No database where one was named: a reader refuses, ``benchdb kernels`` lists anyway."""

@@ -8,14 +8,17 @@ module's shape and machine helpers (``benchdb predict``) start fast.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
+from .bounds import MAX_POINTS
 from .db.engine import Database
 from .db.models import Environment, Kernel, Machine, Measurement, Run
 from .errors import UserError
+from .validity import valid_problem
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,6 +110,8 @@ def measurements_frame(
     rows: list[dict[str, Any]] = []
     with db.reading() as s:
         for m, r, k, h in s.execute(stmt):
+            if valid_only and valid_problem(m.__dict__) is not None:
+                continue  # marked valid by an older import, yet unusable
             rows.append(
                 {
                     "measurement_id": m.id,
@@ -188,6 +193,11 @@ def parse_shape(text: str, ndim: int | None = None) -> tuple[int, ...]:
     if any(d <= 0 for d in shape):
         raise UserError(
             f"shape {text!r} has a zero or negative extent; every extent must be a positive integer"
+        )
+    if math.prod(shape) > MAX_POINTS:
+        raise UserError(
+            f"shape {text!r} has more than 2**53 points, more than any machine holds; "
+            "give the extents of a problem that fits in memory"
         )
     if ndim is not None and len(shape) != ndim:
         raise UserError(

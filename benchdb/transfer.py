@@ -51,6 +51,7 @@ from .node_class import class_fields, host_fingerprint
 from .query import measurements_frame
 from .runs import new_run_row
 from .scope import Scope
+from .validity import measurement_problem
 
 FORMAT = "benchdb-export"
 VERSION = 3  # 3: a machine is a host holding its node class; 2: kernels have versions
@@ -385,7 +386,7 @@ class ImportCounts:
 
 
 @dataclass
-class _Typed:
+class Checked:
     """A bundle checked and typed against the schema, ready to write."""
 
     node_classes: dict[str, dict]  # fingerprint -> fields
@@ -412,7 +413,7 @@ def _host_and_class(rec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     return host, _coerce(NodeClass, nested, _ENTITY_SKIP)
 
 
-def _check(bundle: Bundle) -> _Typed:
+def _check(bundle: Bundle) -> Checked:
     runs = {}
     for key, rec in bundle.runs.items():
         fields_ = _coerce(Run, rec, _ENTITY_SKIP)
@@ -422,17 +423,24 @@ def _check(bundle: Bundle) -> _Typed:
             raise ValueError(f"run {key} refers to a machine or environment not in the file")
         runs[key] = (fp_m, fp_e, fields_)
     measurements = []
-    for m in bundle.measurements:
+    for number, m in enumerate(bundle.measurements, 1):
         if m["run_key"] not in runs or _key_of(m) not in bundle.kernels:
             raise ValueError("a measurement refers to a run or kernel not in the file")
-        measurements.append((m["run_key"], _key_of(m), _coerce(Measurement, m, _LINKS)))
+        values = _coerce(Measurement, m, _LINKS)
+        problem = measurement_problem(values)
+        if problem is not None:
+            raise ValueError(
+                f"measurement {number} ({m['kernel']} {values['shape_key']}, run "
+                f"{m['run_key']}): {problem}"
+            )
+        measurements.append((m["run_key"], _key_of(m), values))
     classes: dict[str, dict] = {}
     machines: dict[str, tuple[str, dict]] = {}
     for key, rec in bundle.machines.items():
         host, node_class = _host_and_class(rec)
         classes[node_class["fingerprint"]] = node_class
         machines[key] = (node_class["fingerprint"], host)
-    return _Typed(
+    return Checked(
         node_classes=classes,
         machines=machines,
         environments={
@@ -460,7 +468,7 @@ def _get_or_add(
     return get_or_create(session, model, lookup, **rest).id, True
 
 
-def _write(session: Session, data: _Typed) -> ImportCounts:
+def _write(session: Session, data: Checked) -> ImportCounts:
     counts = ImportCounts()
     ids: dict[str, dict[str, int]] = {"machine": {}, "environment": {}, "kernel": {}, "run": {}}
     classes: dict[str, int] = {}
@@ -515,12 +523,18 @@ def _write(session: Session, data: _Typed) -> ImportCounts:
     return counts
 
 
-def import_bundle(db: Database, bundle: Bundle, origin: str = "import data") -> ImportCounts:
-    """Add what ``bundle`` holds and ``db`` lacks, in one transaction."""
+def check_bundle(bundle: Bundle, origin: str = "import data") -> Checked:
+    """``bundle`` typed against the schema, every measurement by the rules ``collect``
+    keeps (benchdb/validity.py); UserError naming the first bad row, before any database
+    is opened."""
     try:
-        data = _check(bundle)
+        return _check(bundle)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise _malformed(origin, _why(exc)) from exc
+
+
+def import_bundle(db: Database, data: Checked, origin: str = "import data") -> ImportCounts:
+    """Add what ``data`` holds and ``db`` lacks, in one transaction."""
     try:
         with db.session() as s:
             return _write(s, data)

@@ -6,6 +6,7 @@ traceback (DESIGN.md "Conventions"); :func:`assert_user_error` checks that.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -14,12 +15,14 @@ from typer.testing import CliRunner, Result
 
 
 def benchdb(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 300
+    *args: str, env: dict[str, str] | None = None, timeout: float = 300, as_user: bool = False
 ) -> subprocess.CompletedProcess[str]:
     """``python -m benchdb ARGS`` in a subprocess, output captured as text.
 
     ``COLUMNS=200`` keeps rich from wrapping the prose lines (titles, notes) that
     tests look for; tables on a pipe are printed at their natural width anyway.
+    ``as_user``: file permissions bind it even where the tests run as root
+    (:func:`obey_permissions`).
     """
     full_env = {**os.environ, "COLUMNS": "200", **(env or {})}
     return subprocess.run(
@@ -28,7 +31,28 @@ def benchdb(
         text=True,
         env=full_env,
         timeout=timeout,
+        preexec_fn=obey_permissions if as_user else None,
     )
+
+
+_PR_CAPBSET_DROP = 24
+_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH = 1, 2
+
+
+def obey_permissions() -> None:
+    """In a child about to exec: as root, give up the capabilities that let root write
+    a file or folder its mode forbids (a read-only database, a read-only --out folder),
+    so the child meets them as a user does; as a user, nothing to do.
+
+    Dropped from the bounding set, they leave the permitted set at exec, which is what
+    ``access(2)`` consults for root too.
+    """
+    if os.geteuid() != 0:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH):
+        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) refused")
 
 
 def benchdb_command(*args: str) -> list[str]:

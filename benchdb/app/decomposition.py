@@ -77,6 +77,6 @@ def decompositions(grid: tuple[int, int], ranks: int) -> list[Decomposition]:
     m, n = grid
     return [
         Decomposition(px, ranks // px)
-        for px in range(1, ranks + 1)
+        for px in range(1, min(ranks, m) + 1)  # px divides m: no longer loop than the grid
         if ranks % px == 0 and m % px == 0 and n % (ranks // px) == 0
     ]

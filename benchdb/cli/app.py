@@ -184,6 +184,14 @@ def main() -> None:
     except (KeyboardInterrupt, typer.Abort):
         err_console.print("interrupted")
         sys.exit(130)
+    except Exception as exc:
+        from ..db.engine import damage_found
+
+        damage = damage_found(exc)
+        if damage is None:
+            raise
+        _error(str(damage))
+        sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
 
 

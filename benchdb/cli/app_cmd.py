@@ -156,7 +156,8 @@ def run_cmd(
         int | None, typer.Option("--max-ranks", help="Most ranks allowed (default: cores).")
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", help="Stop the MPI job after this many s.")
+        float | None,
+        typer.Option("--timeout", min=1, help="Stop the MPI job after this many s."),
     ] = None,
     tag: Annotated[list[str] | None, typer.Option("--tag", help="Tag the run.")] = None,
     program: ProgramOption = None,
@@ -235,7 +236,8 @@ def calibrate_cmd(
         ),
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", help="Stop each MPI job after this many s.")
+        float | None,
+        typer.Option("--timeout", min=1, help="Stop each MPI job after this many s."),
     ] = None,
     exchanges: Annotated[
         bool,
@@ -272,13 +274,19 @@ def calibrate_cmd(
 
       benchdb app calibrate --ranks 2 --near 1600x1600
     """
+    from ..collectors.app.populated import check_ranks, populated_plan
+    from ..machine import detect_machine
+
+    machine = detect_machine()  # every option is checked before the database is opened
     if near is None:
+        populated_plan(machine, ranks, quick=quick, sizes_spec=sizes)
         result = _calibrate_full(
             open_db(db, create=True), ranks, quick, sizes, exchanges, timeout, as_json
         )
     elif quick or sizes or not exchanges:
         raise UserError("--near chooses its own sizes; leave out --quick, --sizes, --no-exchanges")
     else:
+        check_ranks(ranks, machine.cores)
         result = _calibrate_near(db, parse_shape(near, 2), ranks, timeout, as_json)
     if as_json:
         print_json(result)
@@ -290,7 +298,7 @@ def _calibrate_near(
     from ..collectors.app.near import calibrate_near, near_plan
 
     plan = near_plan(grid, ranks)  # checked before the database is opened
-    database = open_db(db)
+    database = open_db(db, write=True)
     say = (lambda _: None) if quiet else err_console.print
     with err_console.status(
         f"calibrating near the {shape_key(grid)} grid on 1 and {ranks} ranks ..."

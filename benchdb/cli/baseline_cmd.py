@@ -79,7 +79,7 @@ def set_(
         benchdb baseline set latest --host node07
     """
     clean_reason(reason)
-    row = set_baseline(open_db(db), run, machine, host, reason)
+    row = set_baseline(open_db(db, write=True), run, machine, host, reason)
     if as_json:
         print_json(row)
         return

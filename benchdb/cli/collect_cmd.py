@@ -392,7 +392,7 @@ def collect(
                 "--plugin, --sizes, --footprints, --quick, --threads, --precision, "
                 "--sample-time, --passes and --caches"
             )
-        database = open_db(db)  # a run to resume is in a database that exists
+        database = open_db(db, write=True)  # a run to resume is in a database that exists
         ctx = detect_context()
         config = resuming.check_explicit(
             database, resume, ctx.machine.fingerprint, ctx.environment.fingerprint

@@ -156,7 +156,7 @@ def fit(
     """
     from ..comm.store import fit_models
 
-    scope, r, rows = fit_models(open_db(db), machine, run, host)
+    scope, r, rows = fit_models(open_db(db, write=True), machine, run, host)
     out = [
         {
             "model_id": row.id,

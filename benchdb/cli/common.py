@@ -19,8 +19,10 @@ from rich.table import Table
 if TYPE_CHECKING:
     from ..db.engine import Database
 
-console = Console()
-err_console = Console(stderr=True)
+# emoji=False: text benchdb prints (a user's tag, a range A:B:N) is shown as written,
+# never with a code like :b: drawn as an emoji
+console = Console(emoji=False)
+err_console = Console(stderr=True, emoji=False)
 
 DbOption = Annotated[
     str | None,
@@ -57,15 +59,17 @@ HostOption = Annotated[
 ]
 
 
-def open_db(url: str | None, *, create: bool = False) -> Database:
+def open_db(url: str | None, *, create: bool = False, write: bool = False) -> Database:
     """Open the database; SQLAlchemy is imported here, not when the CLI starts.
 
     Only the commands that write results (``create=True``: collect, import, comm
-    collect, app run and calibrate, machine register) may create a database.
+    collect, app run and calibrate, machine register) may create a database; they and
+    the others that store (``write=True``: baseline set, refine, collect --resume)
+    refuse one they may not write, before anything is stored.
     """
     from ..db.engine import open_database
 
-    return open_database(url, create=create)
+    return open_database(url, create=create, write=write)
 
 
 def _jsonable(value: Any) -> Any:
@@ -133,7 +137,7 @@ def _print_unsqueezed(table: Table) -> None:
         console.print(table)
         return
     natural = console.measure(table, options=console.options.update_width(_UNBOUNDED)).maximum
-    Console(width=max(natural, console.width)).print(table)
+    Console(width=max(natural, console.width), emoji=False).print(table)
 
 
 def emit(

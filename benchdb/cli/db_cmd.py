@@ -5,8 +5,8 @@ from __future__ import annotations
 import typer
 
 from ..db.engine import (
-    check_exists,
     check_reachable,
+    check_target,
     make_engine,
     redact,
     resolve_url,
@@ -25,6 +25,7 @@ app = typer.Typer(
 def upgrade(db: DbOption = None) -> None:
     """Create the schema, or bring it to this benchdb's revision."""
     url = resolve_url(db)
+    check_target(url, create=True, write=True)
     engine = make_engine(url)
     check_reachable(engine, url)
     ensure_schema(writing(engine), url, upgrade=True)
@@ -35,7 +36,7 @@ def upgrade(db: DbOption = None) -> None:
 def current(db: DbOption = None, as_json: JsonOption = False) -> None:
     """Show the database's schema revision beside the code's (creates nothing)."""
     url = resolve_url(db)
-    check_exists(url)
+    check_target(url, create=False, write=False)
     engine = make_engine(url)
     check_reachable(engine, url)
     cur, head = current_revision(engine), head_revision()

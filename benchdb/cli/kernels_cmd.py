@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.markup import escape
 
-from ..errors import UserError
+from ..errors import NoDatabase, UserError
 from .common import DbOption, HostOption, JsonOption, MachineOption, emit, err_console, open_db
 
 COLUMNS = [
@@ -57,7 +57,7 @@ def kernels(
     scope: Scope | None = None
     try:
         database = open_db(db)
-    except UserError as missing:  # nothing stored yet: list what can be collected, and say so
+    except NoDatabase as missing:  # nothing stored yet: list what can be collected, and say so
         if machine is not None or host is not None:
             raise
         err_console.print(f"note: {escape(str(missing))}", highlight=False, soft_wrap=True)

@@ -13,12 +13,16 @@ instead.  Only typer's public names are used (typer vendors click privately).
 from __future__ import annotations
 
 import importlib
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import typer
+from rich.emoji import Emoji
 from typer.core import TyperCommand
 
+from ..bounds import MAX_INT64, fits_int64
 from .groups import HelpGroup
 
 
@@ -44,6 +48,10 @@ class LazyCommand:
             single.command(name)(target)
             command = typer.main.get_command(single)
         command.name = name
+        for each in _commands(command):
+            literal_help(each)
+            if getattr(each, "commands", None) is None:
+                bounded(each)
         return command
 
     def listing(self, name: str) -> TyperCommand:
@@ -75,6 +83,60 @@ class LazyGroup(HelpGroup):
             super().format_help(ctx, formatter)
         finally:
             self._listing = False
+
+
+def _commands(command: Any) -> Iterator[Any]:
+    """``command`` and, in a group, every command under it."""
+    yield command
+    for sub in getattr(command, "commands", {}).values():
+        yield from _commands(sub)
+
+
+def bounded(command: Any) -> None:
+    """Make ``command`` refuse an integer option or argument that a 64-bit column cannot
+    hold, as a usage error, before it runs.
+
+    typer parses integers into Python's unbounded ``int``; one beyond int64 would fail
+    in the database or numpy after the command had started (and, for some, written).
+    """
+    invoke = command.invoke
+
+    def checked(ctx: Any) -> Any:
+        for param in command.params:
+            given = ctx.params.get(param.name)
+            for value in given if isinstance(given, list | tuple) else [given]:
+                if isinstance(value, int) and not fits_int64(value):
+                    raise typer.BadParameter(
+                        f"{value} is more than a 64-bit integer holds (at most {MAX_INT64})",
+                        ctx=ctx,
+                        param=param,
+                    )
+        return invoke(ctx)
+
+    command.invoke = checked
+
+
+_EMOJI_CODE = re.compile(r":\S*?:")  # what rich's markup takes for an emoji code
+_BREAK = "[none][/none]"  # an empty span: rich's markup shows nothing for it
+
+
+def literal(text: str) -> str:
+    """``text`` for rich markup, with every ``:name:`` that rich would draw as an emoji
+    (``A:B:N``, ``:b:``) kept as written: an empty span splits the code, as rich looks
+    for codes within each span of plain text."""
+    return _EMOJI_CODE.sub(
+        lambda m: m[0] if Emoji.replace(m[0]) == m[0] else f":{_BREAK}{m[0][1:]}", text
+    )
+
+
+def literal_help(command: Any) -> None:
+    """``command``'s help and its options' help shown as written (typer renders them as
+    rich markup, which draws emoji codes)."""
+    for owner, field in [(command, "help"), (command, "short_help"), (command, "epilog")] + [
+        (param, "help") for param in command.params
+    ]:
+        if getattr(owner, field, None):
+            setattr(owner, field, literal(getattr(owner, field)))
 
 
 def make_lazy_group(table: dict[str, LazyCommand]) -> type[LazyGroup]:

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..bounds import parse_run_id
 from ..db.engine import Database
 from ..errors import UserError
 from ..evidence import lost_share, set_aside_count
@@ -72,15 +73,11 @@ def split(values: list[str] | None) -> list[str]:
     return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
 
 
-MAX_ID = 2**63 - 1  # the largest id a 64-bit column holds
-
-
 def parse_run(text: str | None) -> int | None:
+    """A ``--run`` value: a run id, or None for ``all`` or none given."""
     if text is None or text == "all":
         return None
-    if not text.isdigit() or int(text) > MAX_ID:
-        raise UserError(f"--run {text!r} is not a run id; give a number from `benchdb runs list`")
-    return int(text)
+    return parse_run_id(text, "--run")
 
 
 def check_kernels(database: Database, names: list[str]) -> None:

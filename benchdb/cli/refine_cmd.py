@@ -184,7 +184,7 @@ def refine(
         passes=passes,
         sample_time=sample_time,
     )
-    database = open_db(db)
+    database = open_db(db, write=True)
     observer = _make_observer(quiet or as_json)
     try:
         result = run_refine(database, benches, settings, detect_context(), catalog, observer)

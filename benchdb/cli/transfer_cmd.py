@@ -7,9 +7,16 @@ from typing import Annotated
 
 import typer
 
-from ..errors import UserError
+from ..outputs import check_out_file, writing_out
 from ..scope import read_scope
-from ..transfer import bundle_from_db, format_of, import_bundle, load_source, write_bundle
+from ..transfer import (
+    bundle_from_db,
+    check_bundle,
+    format_of,
+    import_bundle,
+    load_source,
+    write_bundle,
+)
 from .common import DbOption, JsonOption, open_db, print_json, print_table
 from .measurements_cmd import check_kernels, parse_run, split
 
@@ -50,8 +57,7 @@ def export(
       benchdb export --out node07.json --host node07
     """
     fmt = format_of(out, fmt)
-    if not out.parent.is_dir():
-        raise UserError(f"folder {out.parent} does not exist; create it or choose another --out")
+    check_out_file(out)
     database = open_db(db)
     kernels = split(kernel)
     if kernels:
@@ -66,7 +72,8 @@ def export(
         run_ids=[r for r in run_ids if r is not None] or None,
         scope=scope,
     )
-    write_bundle(bundle, out, fmt)
+    with writing_out(out):
+        write_bundle(bundle, out, fmt)
     result = {
         "file": str(out),
         "format": fmt,
@@ -106,8 +113,8 @@ def import_(
       benchdb import sqlite:////scratch/node07/benchdb.sqlite
     """
     bundle, origin = load_source(source)
-    database = open_db(db, create=True)
-    counts = import_bundle(database, bundle, origin)
+    checked = check_bundle(bundle, origin)  # every row, before the database is opened
+    counts = import_bundle(open_db(db, create=True), checked, origin)
     result = counts.__dict__
     if as_json:
         print_json(result)

@@ -14,9 +14,11 @@ power loss, not only a crash of the process; it costs one fsync per commit,
 small against the time a point takes to measure (docs/findings/sqlite.md).
 
 A database file that this process may not write (a read-only copy, shared
-media) is opened read-only (``mode=ro``, and ``immutable`` where not even its
-folder is writable, as SQLite then cannot keep its WAL index): every read
-command works on it, and nothing is stored there.
+media) is opened read-only (``mode=ro``, and ``immutable`` where no writer's WAL
+is beside it or not even its folder is writable): every read command works on
+it, nothing is stored there, and a command that stores refuses it.  Before any
+driver opens a file it is checked to be a benchdb database, read the same way,
+so that another application's file is never switched to WAL.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from platformdirs import user_data_path
 from sqlalchemy import Engine, create_engine, event, inspect, text
@@ -35,7 +38,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..errors import UserError
+from ..errors import NoDatabase, UserError
 from .urls import URL_VAR, redact
 
 SQLITE_BUSY_TIMEOUT_S = 60.0
@@ -68,22 +71,68 @@ def resolve_url(url: str | None = None) -> str:
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 
-def _check_sqlite_file(path: Path) -> None:
-    """Refuse a file that is there but is no SQLite database, before any driver opens it
-    (an empty file is an empty database)."""
+def _sqlite_tables(path: Path) -> set[str] | None:
+    """The tables of the SQLite file at ``path``, read without changing it (no journal
+    mode set, no page written); None when the file is not there; UserError when it is no
+    SQLite database or a damaged one."""
     try:
         with path.open("rb") as f:
             head = f.read(len(SQLITE_HEADER))
     except (FileNotFoundError, NotADirectoryError):  # not there: created, or refused later
-        return
+        return None
     except OSError as exc:
         raise UserError(
             f"cannot read database file {path} ({exc.strerror}); check --db / BENCHDB_URL"
         ) from None
-    if head and head != SQLITE_HEADER:
+    if not head:
+        return set()  # an empty file is an empty database
+    if head != SQLITE_HEADER:
         raise UserError(
             f"{path} is not an SQLite database (it does not start with the SQLite header); "
             "check --db / BENCHDB_URL, or give a new file"
+        )
+    try:
+        conn = sqlite3.connect(_read_only_uri(path), uri=True)
+        try:
+            rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise UserError(
+            f"database file {path} is damaged ({exc}); restore it from a copy, or give "
+            "another file with --db"
+        ) from None
+    return {name for (name,) in rows}
+
+
+def check_sqlite_target(path: Path, *, create: bool, write: bool) -> None:
+    """Refuse, before any driver opens it, a file that is no benchdb database: not
+    SQLite, damaged, another application's, or (for a command that only reads) empty
+    or not there; and, for a command that writes, a database it cannot write."""
+    tables = _sqlite_tables(path)
+    if tables is None:
+        if not create:
+            raise NoDatabase(
+                f"no database at {path}; check --db / BENCHDB_URL, or create one with "
+                "`benchdb collect`"
+            )
+        return
+    if tables and "alembic_version" not in tables:
+        listed = ", ".join(sorted(tables)[:3]) + (", ..." if len(tables) > 3 else "")
+        raise UserError(
+            f"{path} is an SQLite database of another application (tables {listed}), not "
+            "benchdb's; check --db / BENCHDB_URL, or give a new file"
+        )
+    if not tables and not create:
+        raise UserError(
+            f"database {path} holds no benchdb data (no schema); check --db / BENCHDB_URL, "
+            "or collect into it first with `benchdb collect`"
+        )
+    if write and _read_only(path):
+        raise UserError(
+            f"database {path} is read-only here (the file or its folder {path.parent}); "
+            f"make both writable (chmod u+w) or copy the file to a writable place and pass "
+            "that with --db"
         )
 
 
@@ -156,9 +205,17 @@ def _read_only(path: Path) -> bool:
     return path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
 
 
-def _read_only_url(path: Path) -> str:
-    immutable = "&immutable=1" if not os.access(path.parent, os.W_OK) else ""
-    return f"sqlite:///file:{path.resolve()}?mode=ro{immutable}&uri=true"
+def _read_only_uri(path: Path) -> str:
+    """An SQLite URI that opens ``path`` read-only and creates nothing beside it.
+
+    Without a ``-wal`` file every page is in the file itself, which is then read as
+    ``immutable`` (no ``-wal`` or ``-shm`` created); so it is where the folder is not
+    writable, as SQLite then cannot keep its WAL index.  With one, a writer may be
+    at work: its pages are read through the WAL.
+    """
+    wal = path.with_name(path.name + "-wal").exists()
+    immutable = not wal or not os.access(path.parent, os.W_OK)
+    return f"file:{quote(str(path.resolve()))}?mode=ro{'&immutable=1' if immutable else ''}"
 
 
 def make_engine(url: str) -> Engine:
@@ -174,11 +231,9 @@ def make_engine(url: str) -> Engine:
     if backend == "postgresql" and parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
     path = _sqlite_path(url)
-    if path is not None:
-        _check_sqlite_file(path)
     read_only = path is not None and _read_only(path)
     if read_only:
-        parsed = make_url(_read_only_url(path))  # type: ignore[arg-type]
+        parsed = make_url(f"sqlite:///{_read_only_uri(path)}&uri=true")  # type: ignore[arg-type]
     elif path is not None:
         _prepare_sqlite_file(path)
     kwargs: dict = {}
@@ -267,6 +322,25 @@ def check_reachable(engine: Engine, url: str) -> None:
         ) from exc
 
 
+_DAMAGE = ("malformed", "not a database")  # what SQLite says of a damaged file
+
+
+def damage_found(exc: BaseException) -> UserError | None:
+    """The one-line error for ``exc`` where SQLite found a damaged page while a command
+    read (the schema page is checked on opening; a page deeper in only when read)."""
+    cause: BaseException | None = exc
+    seen: set[int] = set()
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, sqlite3.DatabaseError) and any(d in str(cause) for d in _DAMAGE):
+            return UserError(
+                f"database {redact(resolve_url())} is damaged ({cause}); "
+                "restore it from a copy, or give another file with --db"
+            )
+        cause = getattr(cause, "orig", None) or cause.__cause__ or cause.__context__
+    return None
+
+
 def stamped_revision(engine: Engine) -> str | None:
     """The alembic revision the database is stamped with, read with plain SQL."""
     with engine.connect() as conn:
@@ -275,18 +349,16 @@ def stamped_revision(engine: Engine) -> str | None:
         return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
 
 
-def check_exists(url: str) -> None:
-    """UserError when an SQLite database file is not there: a command that only reads
-    must not create one, so that a typo in ``--db`` or ``BENCHDB_URL`` is not mistaken
-    for an empty database."""
+def check_target(url: str, *, create: bool, write: bool) -> None:
+    """:func:`check_sqlite_target` for an SQLite URL (a server checks its own)."""
     path = _sqlite_path(url)
-    if path is not None and not path.exists():
-        raise UserError(
-            f"no database at {path}; check --db / BENCHDB_URL, or create one with `benchdb collect`"
-        )
+    if path is not None:
+        check_sqlite_target(path, create=create, write=write)
 
 
-def open_database(url: str | None = None, *, upgrade: bool = True, create: bool = True) -> Database:
+def open_database(
+    url: str | None = None, *, upgrade: bool = True, create: bool = True, write: bool = False
+) -> Database:
     """Open the database named by ``url`` (or the default) and check its schema.
 
     A database behind the code is upgraded (``upgrade=True``) or refused; one
@@ -294,13 +366,15 @@ def open_database(url: str | None = None, *, upgrade: bool = True, create: bool 
     always refused.  Nothing is written when it is refused.  A database already
     at :data:`~.models.SCHEMA_HEAD` is opened without importing alembic.
     ``create=False`` (the commands that only read) refuses a database that does
-    not exist or holds no benchdb schema, and creates nothing.
+    not exist or holds no benchdb schema, and creates nothing.  ``write`` (implied by
+    ``create``) refuses a database this process may not write, where a reader would
+    open it read-only.  A file that is no benchdb database is refused either way,
+    before anything opens it.
     """
     from .models import SCHEMA_HEAD
 
     resolved = resolve_url(url)
-    if not create:
-        check_exists(resolved)
+    check_target(resolved, create=create, write=write or create)
     engine = make_engine(resolved)
     check_reachable(engine, resolved)
     stamped = stamped_revision(engine)

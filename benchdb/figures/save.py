@@ -7,22 +7,22 @@ from pathlib import Path
 from matplotlib.figure import Figure
 
 from ..errors import UserError
+from ..outputs import check_out_file, writing_out
 
 FORMATS = (".png", ".svg")
 DPI = 120
 
 
 def check_output(path: Path) -> Path:
-    """``path`` if its suffix is a supported format and its folder exists."""
+    """``path`` if its suffix is a supported format and it can be written."""
     if path.suffix.lower() not in FORMATS:
         raise UserError(f"output {path} must end in {' or '.join(FORMATS)}")
-    if not path.parent.exists():
-        raise UserError(f"folder {path.parent} does not exist; create it or choose another --out")
-    return path
+    return check_out_file(path)
 
 
 def save(fig: Figure, path: Path) -> Path:
     """Lay ``fig`` out and write it to ``path`` (the format from the suffix)."""
     fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
+    with writing_out(path):
+        fig.savefig(path, dpi=DPI)
     return path

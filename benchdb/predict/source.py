@@ -31,6 +31,7 @@ from ..db.engine import Database
 from ..db.models import Kernel, Measurement, Run
 from ..errors import UserError
 from ..scope import Scope, read_scope
+from ..validity import valid_problem
 from .basis import benchmark_of
 
 CONTEXT_PREFERENCE = ("fullstep", "isolated")
@@ -150,7 +151,10 @@ def machine_rows(
         "flags",
     ]  # fmt: skip
     with db.reading() as s:
-        return [dict(zip(keys, row, strict=True)) for row in s.execute(stmt)]
+        rows = [dict(zip(keys, row, strict=True)) for row in s.execute(stmt)]
+    for r in rows:  # one an older import let in is counted invalid, never used
+        r["valid"] = r["valid"] and valid_problem(r) is None
+    return rows
 
 
 def _newest(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
+from ..bounds import parse_run_id
 from ..db.models import Baseline, Measurement, Run
 from ..errors import UserError
 from ..scope import Scope, resolve_scope, scope_of_run
@@ -50,7 +51,7 @@ def resolve_explicit(session: Session, ref: str) -> Run | None:
     if ref in SYMBOLIC:
         return None
     if ref.isdigit():
-        run = session.get(Run, int(ref))
+        run = session.get(Run, parse_run_id(ref))
         if run is None:
             raise UserError(f"no run {ref}; {_known(session)}")
         return run

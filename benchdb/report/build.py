@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from ..comm.summary import CommSummary, comm_summary
 from ..db.engine import Database
 from ..errors import UserError
+from ..outputs import check_out_folder, writing_out
 from ..predict.source import MachineCaches
 from ..regress import RunComparison, compare_runs, get_detector
 from ..regress.pick import RunPick, pick_runs
@@ -57,11 +58,6 @@ T = TypeVar("T")
 
 def _identity(items: Iterable[T], **_: Any) -> Iterable[T]:
     return items
-
-
-def _check_folder(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} is a file; give a folder (it is created if missing)")
 
 
 def _make_folder(out: Path) -> None:
@@ -128,7 +124,7 @@ def write_report(
     Everything is read and checked before the folder is created.
     """
     get_detector(detector)
-    _check_folder(out)
+    check_out_folder(out)
     pick = pick_runs(db, machine, host)
     comparison, comparison_error = _compare(db, pick, track)
     caches = MachineCaches.of(pick.scope).caches
@@ -167,15 +163,16 @@ def write_report(
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC by benchdb report."
     )
     _make_folder(out)
-    page = html.page(
-        f"benchdb report: {pick.scope.label}",
-        subtitle,
-        html.nav(nav, kernel_nav),
-        parts,
-        _plotly_script(out, inline),
-    )
     index = out / "index.html"
-    index.write_text(page, encoding="utf-8")
+    with writing_out(out / PLOTLY_JS), writing_out(index):
+        page = html.page(
+            f"benchdb report: {pick.scope.label}",
+            subtitle,
+            html.nav(nav, kernel_nav),
+            parts,
+            _plotly_script(out, inline),
+        )
+        index.write_text(page, encoding="utf-8")
     regressed = sorted(set(comparison.regressions["kernel"])) if comparison is not None else None
     return Report(index, pick, regressed)
 

@@ -40,6 +40,7 @@ from benchdb.db.engine import Database
 from benchdb.db.repo import register_kernel
 from benchdb.errors import UserError
 from benchdb.evidence import Evidence, from_columns, most_disturbed, to_columns
+from benchdb.machine import MachineInfo, available_memory_bytes
 from benchdb.runs import recorded_run
 from benchdb.units import fmt_bytes
 
@@ -127,6 +128,20 @@ def check_ranks(ranks: int, cores: int) -> None:
         )
 
 
+def populated_plan(
+    machine: MachineInfo, ranks: int, *, quick: bool = False, sizes_spec: str | None = None
+) -> SweepPlan:
+    """The sweep ``ranks`` busy processes run; UserError for a bad rank count, bad sizes
+    or sizes whose blocks do not fit in memory (checked before a database is opened)."""
+    check_ranks(ranks, machine.cores)
+    plan = build_plan(machine, kernels=["shallow"], sizes_spec=sizes_spec, quick=quick)
+    # each rank builds the block's initial fields, then copies them into its own arrays
+    worst = 2 * max(p.footprint_bytes for p in plan.points) * ranks
+    if worst > available_memory_bytes():
+        raise UserError(f"{ranks} ranks at the largest size need {fmt_bytes(worst)}; use --sizes")
+    return plan
+
+
 def calibrate_populated(
     db: Database,
     ranks: int,
@@ -140,14 +155,7 @@ def calibrate_populated(
     from ..sweep import detect_context
 
     ctx = detect_context()
-    check_ranks(ranks, ctx.machine.cores)
-    plan = build_plan(ctx.machine, kernels=["shallow"], sizes_spec=sizes_spec, quick=quick)
-    # each rank builds the block's initial fields, then copies them into its own arrays
-    worst = 2 * max(p.footprint_bytes for p in plan.points) * ranks
-    from benchdb.machine import available_memory_bytes
-
-    if worst > available_memory_bytes():
-        raise UserError(f"{ranks} ranks at the largest size need {fmt_bytes(worst)}; use --sizes")
+    plan = populated_plan(ctx.machine, ranks, quick=quick, sizes_spec=sizes_spec)
     config = plan.config()
     with tempfile.TemporaryDirectory(prefix="benchdb-ppn-") as tmp:
         out = Path(tmp) / "result.json"

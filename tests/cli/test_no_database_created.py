@@ -79,3 +79,19 @@ def test_kernels_without_a_database_lists_what_can_be_collected(tmp_path: Path) 
     listed = {k["name"]: k for k in json.loads(proc.stdout)}
     assert listed["shallow.cu"]["points_here"] == 0
     assert not target.parent.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["app", "calibrate", "--ranks", "-2"], "--ranks -2"),
+        (["app", "calibrate", "--ranks", "2", "--sizes", "0x5"], "zero or negative extent"),
+        (["app", "calibrate", "--ranks", "-2", "--near", "64x64"], "--ranks -2"),
+        (["app", "calibrate", "--timeout", "-1"], "--timeout"),
+        (["app", "run", "--grid", "64x64", "--decomp", "2x1", "--timeout", "-1"], "--timeout"),
+    ],
+)
+def test_a_bad_app_option_creates_no_database(args: list[str], needle: str, tmp_path: Path) -> None:
+    target = tmp_path / "new" / "bench.sqlite"
+    assert_user_error(benchdb("--db", f"sqlite:///{target}", *args), needle)
+    assert not target.parent.exists()

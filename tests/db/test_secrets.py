@@ -37,7 +37,7 @@ from benchdb.db.urls import (
     split_password,
 )
 from benchdb.errors import UserError
-from benchdb.transfer import import_bundle, read_bundle
+from benchdb.transfer import check_bundle, import_bundle, read_bundle
 from tests.db.revisions import add_this_run, engine_at
 from tests.needs import missing
 
@@ -157,7 +157,7 @@ def test_an_imported_command_is_masked(sqlite_url: str, tmp_path: Path) -> None:
     path = tmp_path / "old.json"
     path.write_text(json.dumps(document))
     db = open_database(sqlite_url)
-    import_bundle(db, read_bundle(path))
+    import_bundle(db, check_bundle(read_bundle(path)))
     with db.session() as s:
         commands = s.scalars(select(Run.command)).all()
     db.close()

@@ -13,6 +13,7 @@ from sqlalchemy.exc import OperationalError
 from benchdb.db import engine as engine_module
 from benchdb.db.engine import open_database
 from benchdb.db.models import Machine
+from benchdb.errors import UserError
 from benchdb.query import measurements_frame
 from tests.clihelpers import benchdb
 
@@ -52,7 +53,9 @@ def test_a_read_only_file_is_read_and_never_written(
         return real(path, mode)
 
     monkeypatch.setattr(engine_module.os, "access", read_only_here)
-    db = open_database(sqlite_url)
+    with pytest.raises(UserError, match="is read-only here"):
+        open_database(sqlite_url)  # a command that stores is refused
+    db = open_database(sqlite_url, create=False)  # one that reads opens it read-only
     assert db.read_only
     assert measurements_frame(db).empty
     with pytest.raises(OperationalError, match="readonly"), db.session() as s:

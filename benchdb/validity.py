@@ -1,0 +1,60 @@
+"""What a stored measurement must hold: the rules ``collect`` keeps when it writes one
+(collectors/record.py), checked where measurements come from elsewhere (``import``) and
+where they are read for a prediction (a row an older ``import`` let in).
+
+Any row: a shape of positive extents, at least one thread and one point, samples that
+are a list of finite numbers, finite statistics and rates.  A row marked valid also has
+samples, each and its median and minimum positive, and at least one pass and one
+repetition; ``collect`` stores anything else as invalid, with the reason in ``flags``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _positive_ints(values: Any) -> bool:
+    return (
+        isinstance(values, list)
+        and bool(values)
+        and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values)
+    )
+
+
+def measurement_problem(row: Mapping[str, Any]) -> str | None:
+    """Why ``row`` (a measurement's fields) breaks the rules above, or None."""
+    if not _positive_ints(row.get("shape")):
+        return f"shape {row.get('shape')!r} is not a list of positive integers"
+    for name in ("threads", "points", "footprint_bytes"):
+        if not (_finite(row.get(name)) and row[name] >= 1):
+            return f"{name} {row.get(name)!r} is not a positive integer"
+    samples = row.get("samples")
+    if not isinstance(samples, list) or not all(_finite(t) for t in samples):
+        return "samples are not a list of finite numbers"
+    for name in ("t_min", "t_median", "t_iqr", "t_cv"):
+        if not _finite(row.get(name)):
+            return f"{name} {row.get(name)!r} is not a finite number"
+    for name in ("flop_rate", "byte_rate"):
+        if row.get(name) is not None and not (_finite(row[name]) and row[name] > 0):
+            return f"{name} {row[name]!r} is not a positive number"
+    return valid_problem(row) if row.get("valid") else None
+
+
+def valid_problem(row: Mapping[str, Any]) -> str | None:
+    """Why ``row``, marked valid, cannot be used as a valid point, or None: a reader
+    skips such a row (one an older ``import`` stored) instead of failing on it."""
+    samples = row.get("samples")
+    if not isinstance(samples, list) or not samples:
+        return "it is marked valid but has no samples"
+    times = [*samples, row.get("t_median"), row.get("t_min", 1.0)]
+    if not all(_finite(t) and t > 0 for t in times):
+        return "it is marked valid but a time is not a positive number"
+    if not all(_finite(row.get(n, 1)) and row.get(n, 1) >= 1 for n in ("passes", "repetitions")):
+        return "it is marked valid but has no pass or no repetition"
+    return None

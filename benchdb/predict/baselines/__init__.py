@@ -1,7 +1,7 @@
 """Analytic baselines the lookup is judged against (paper 003 §IV; ESCAPE D3.5).
 
-What a baseline is (:class:`.base.Baseline`) and the registry :data:`BASELINES`
-are in :mod:`.base`; each module defines one baseline and registers it.  The
+What a baseline is (:class:`.baseline_model.Baseline`) and the registry :data:`BASELINES`
+are in :mod:`.baseline_model`; each module defines one baseline and registers it.  The
 order of the imports here is the order the names are listed in.
 """
 

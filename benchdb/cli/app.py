@@ -100,7 +100,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "comm_cmd", "app", "MPI communication: measure, fit models, predict.", _MPI
     ),
     "app": LazyCommand(
-        "app_cmd", "app", "Run the distributed shallow-water model, or predict a whole run.", _MPI
+        "app_cmd",
+        "app",
+        "Whole parallel runs: the built-in shallow-water model or your MPI program.",
+        _MPI,
     ),
     "slurm": LazyCommand(
         "slurm_cmd",

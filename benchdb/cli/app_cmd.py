@@ -28,11 +28,13 @@ if TYPE_CHECKING:
     from ..db.engine import Database
 
 app = typer.Typer(
-    help="Run the distributed shallow-water model, or predict a whole run.\n\n"
+    help="Whole parallel runs: the built-in shallow-water model or your MPI program.\n\n"
     "Examples:\n\n"
     "  benchdb app run --grid 1024x1024 --decomp 2x1 --steps 200\n\n"
     "  benchdb app predict --grid 1024x1024 --decomp 2x1 --steps 200\n\n"
-    "  benchdb app calibrate --ranks 2",
+    "  benchdb app calibrate --ranks 2\n\n"
+    "  benchdb app predict --program examples/shallow_mpi/benchdb.toml --grid 600x400 "
+    "--decomp 2x1 --steps 300",
     no_args_is_help=True,
     cls=HelpGroup,
 )

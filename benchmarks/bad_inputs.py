@@ -270,6 +270,14 @@ def option_cases() -> Iterator[Case]:
         ("bogus",),
         ("plot", "curve", "-k", "stream.triad", "--out", "{d}/c.gif"),
         ("export", "--out", "{d}/x.txt"),
+        ("ab", "--sizes", "1000", "--change-env", "NUMBA_OPT"),
+        ("ab", "--sizes", "1000", "--order", "sideways"),
+        ("ab", "--sizes", "1000", "--change-python", "/no/such/python"),
+        ("ab", "--sizes", "1000", "--kernels", "nosuchkernel"),
+        ("ab", "--sizes", "1000", "--pairs", "2"),
+        ("ab", "--sizes", "1000", "--threshold", "0"),
+        ("ab", "--sizes", "0x5"),
+        ("ab", "--sizes", "1000", "--json", "--markdown"),
     ]:
         yield Case("option", (*args, *_db(POPULATED)))
     for args in [
@@ -277,6 +285,7 @@ def option_cases() -> Iterator[Case]:
         ("predict", "-k", "stream.triad", "-s", "4096", "--method", "bogus"),
         ("collect", "--samples", "0"),
         ("import", "{d}/row-nosamples.json"),
+        ("ab", "--sizes", "1000", "--order", "sideways"),
     ]:
         yield Case("option, new database", (*args, *_db("new/bench.sqlite")))
 

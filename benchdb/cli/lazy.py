@@ -131,7 +131,7 @@ def literal(text: str) -> str:
 
 def literal_help(command: Any) -> None:
     """``command``'s help and its options' help shown as written, where typer renders them
-    as rich markup, which draws emoji codes (typer before 0.16 renders them as plain
+    as rich markup, which draws emoji codes (older typer, 0.15 for one, renders them as plain
     text unless a markup mode is set, and would show the empty spans)."""
     if getattr(command, "rich_markup_mode", None) not in ("rich", "markdown"):
         return

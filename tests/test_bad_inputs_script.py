@@ -20,6 +20,7 @@ def bad_inputs(monkeypatch):
     return importlib.import_module("bad_inputs")
 
 
+@pytest.mark.slow  # 40 real processes
 def test_a_sample_of_every_group_is_answered_in_one_line(bad_inputs, capsys) -> None:
     groups: dict[str, list] = {}
     for case in bad_inputs.all_cases():

@@ -21,6 +21,8 @@ from benchdb.runs import ab_pair, stored_runs
 from tests.clihelpers import assert_user_error, benchdb, benchdb_command
 
 INJECT = Path(__file__).parents[2] / "benchmarks" / "ab" / "inject.py"
+pytestmark = pytest.mark.slow  # real worker processes: the lowest-versions run skips them
+
 TINY = ["--sample-time", "0.001", "--pairs", "5", "--trials", "2", "--json"]
 
 

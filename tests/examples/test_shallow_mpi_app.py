@@ -11,7 +11,7 @@ import pytest
 from benchdb.errors import UserError
 from tests.clihelpers import invoke
 
-pytestmark = pytest.mark.mpi
+pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 
 SWEEP = ["--sizes", "16x16,32x32", "--passes", "1", "--quick", "--sample-time", "0.002"]
 CASE = ["--grid", "32x32", "--steps", "10"]

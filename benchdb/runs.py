@@ -139,11 +139,17 @@ def start_run(
 
 
 def finish_run(db: Database, run_id: int, status: str) -> None:
+    finish_runs(db, (run_id,), status)
+
+
+def finish_runs(db: Database, run_ids: Sequence[int], status: str) -> None:
+    """End runs ``run_ids`` with ``status`` in one transaction: the two runs of an A/B
+    pair end together, so a kill cannot leave one complete and its partner unfinished."""
+    ended = utcnow()
     with db.session() as s:
-        run = s.get(Run, run_id)
-        if run is not None:
+        for run in s.scalars(select(Run).where(Run.id.in_(run_ids))):
             run.status = status
-            run.ended_at = utcnow()
+            run.ended_at = ended
 
 
 @dataclass
@@ -157,8 +163,9 @@ class Outcome:
 
 
 @contextmanager
-def run_lifecycle(db: Database, run_id: int) -> Iterator[Outcome]:
-    """Record how the block over an existing run ``run_id`` (new or resumed) ends.
+def run_lifecycle(db: Database, run_id: int, *partners: int) -> Iterator[Outcome]:
+    """Record how the block over an existing run ``run_id`` (new or resumed), and over
+    the ``partners`` that end with it, ends.
 
     Ctrl-C and SIGTERM (raised as :class:`Terminated`) end it ``interrupted``,
     any other exception ``failed``, a normal end ``outcome.status``.
@@ -173,7 +180,7 @@ def run_lifecycle(db: Database, run_id: int) -> Iterator[Outcome]:
         status = "interrupted"
         raise
     finally:
-        finish_run(db, run_id, status)
+        finish_runs(db, (run_id, *partners), status)
 
 
 @contextmanager

@@ -117,29 +117,41 @@ def check_explicit(db: Database, run_id: int, machine_fp: str, environment_fp: s
         return dict(run.config)
 
 
-def claim(db: Database, run_id: int) -> bool:
-    """Mark an unfinished run ``running`` under this process and the Slurm job it runs in
-    (:func:`~benchdb.slurm.jobs.with_current_job`); False if another got it first.
+def claim(db: Database, *run_ids: int) -> bool:
+    """Mark unfinished runs ``running`` under this process and the Slurm job it runs in
+    (:func:`~benchdb.slurm.jobs.with_current_job`), all or none (the two runs of an A/B
+    pair); False if another got one of them first.
 
-    The UPDATE is conditional on the run still being unfinished, so of two claimers that
-    read the same config only one writes it.
+    Each UPDATE is conditional on its run still being unfinished, so of two claimers
+    that read the same config only one writes it; a claim that misses one run rolls
+    back the others.
     """
-    with db.session() as s:
-        config = s.scalar(select(Run.config).where(Run.id == run_id))
-        if config is None:
-            return False
-        result = s.execute(
-            update(Run)
-            .where(Run.id == run_id, Run.status.in_(RESUMABLE))
-            .values(
-                status="running",
-                pid=os.getpid(),
-                hostname=socket.gethostname(),
-                ended_at=None,
-                config=slurm_jobs.with_current_job(config),
-            )
-        )
-        return result.rowcount == 1
+    try:
+        with db.session() as s:
+            configs = dict(s.execute(select(Run.id, Run.config).where(Run.id.in_(run_ids))).all())
+            for run_id in run_ids:
+                if run_id not in configs:
+                    raise _Missed
+                done = s.execute(
+                    update(Run)
+                    .where(Run.id == run_id, Run.status.in_(RESUMABLE))
+                    .values(
+                        status="running",
+                        pid=os.getpid(),
+                        hostname=socket.gethostname(),
+                        ended_at=None,
+                        config=slurm_jobs.with_current_job(configs[run_id]),
+                    )
+                )
+                if done.rowcount != 1:
+                    raise _Missed  # the session rolls back this claim's other runs
+    except _Missed:
+        return False
+    return True
+
+
+class _Missed(Exception):
+    """A run of a claim was gone or taken: the claim's transaction rolls back."""
 
 
 def stored_points(

@@ -184,13 +184,10 @@ def run_ab(
         todo = [todo[i] for i in rng.permutation(len(todo))]
         observer.started(runs, len(todo), len(points) - len(todo), resumed)
         measured = 0
-        with (
-            run_lifecycle(db, runs["base"]) as outcome,
-            run_lifecycle(db, runs["change"]) as change_outcome,
-        ):
+        with run_lifecycle(db, runs["base"], runs["change"]) as outcome:
             for planned in todo:
                 if time_budget is not None and time.monotonic() - t0 >= time_budget:
-                    outcome.status = change_outcome.status = "interrupted"
+                    outcome.status = "interrupted"
                     break
                 observer.point_started(planned.point)
                 paired = measure_pair(

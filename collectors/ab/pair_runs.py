@@ -96,7 +96,7 @@ def open_pair(
     )
     pair = None if found is None else ab_pair(db, found)
     if pair is not None:
-        if not all(resume.claim(db, run) for run in pair.values()):
+        if not resume.claim(db, pair["base"], pair["change"]):
             raise UserError(
                 f"runs {pair['base']} and {pair['change']} were taken by another `benchdb ab`; "
                 "try again"

@@ -13,15 +13,19 @@ held its core.  The kernel of the operating system can (docs/design.md,
 * steal on the CPUs the process may run on (``/proc/stat``): time the hypervisor
   gave the virtual CPU to another guest, which no in-guest clock sees as waiting;
 * for a user's program in a child process, the child's rusage once it is reaped
-  (``RUSAGE_CHILDREN``): its user + system time against the wall time around it,
-  and its context switches.  A child's run-queue delay is gone with it, so the
-  time it lost is the wall time its CPU time does not cover, less the least of
-  that gap over the point's runs so far: the start-up (exec, loading, the pipe to
-  us) the same program needs when nothing disturbs it, which differs by program
-  and machine and is therefore measured, not assumed.  A
-  program running several threads has CPU time to spare against its wall time,
-  so this test sees its disturbance only where the lost time exceeds what its
-  extra threads add; its context switches and steal are still recorded.
+  (``RUSAGE_CHILDREN``): its user + system time and its context switches; and its
+  main thread's run-queue delay, read after it exits and before it is reaped
+  (:class:`~benchdb.kernels.api.ChildSchedstat`).  That delay is what the run lost
+  where the main thread ran (nearly) all of the child's CPU time.  Where it did not
+  (threads, or ranks and scripts the child started), or where no schedstat could be
+  read, the time lost is the wall time the children's CPU time does not cover, less
+  the least of that gap over the point's runs so far: the start-up (exec, loading)
+  the same program needs when nothing disturbs it.  That gap jitters by a fraction
+  of a millisecond on a quiet host, which is why the delay is preferred
+  (docs/findings/disturbance.md).  A program running several threads has CPU time
+  to spare against its wall time, so the gap test sees its disturbance only where
+  the lost time exceeds what its extra threads add; its context switches and steal
+  are still recorded.
 
 * how long the CPUs the process may not use were busy (``/proc/stat``, in ticks of
   10 ms): a neighbour there takes no time from the sample's threads, yet shares the
@@ -45,10 +49,15 @@ from typing import TypeVar
 
 from benchdb.evidence import Evidence
 
+from ..kernels.api import ChildSchedstat
+
 TASKS = Path("/proc/self/task")
 STAT = "/proc/stat"
 _TICK_S = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
 _READ = 4096  # the per-CPU lines of /proc/stat come first
+# A child's main thread ran at least this share of its CPU time: its run-queue delay is
+# the run's (rusage and schedstat count the same clock; threads and grandchildren fail it)
+MAIN_THREAD_SHARE = 0.9
 
 T = TypeVar("T")
 
@@ -151,7 +160,7 @@ class Probe:
         cpu0, wall0 = self._cpu(), time.perf_counter()
         result = run()
         wall, cpu = time.perf_counter() - wall0, self._cpu() - cpu0
-        wait, nivcsw = _delta(c.wait_s(), wait0), self._nivcsw() - nivcsw0
+        wait, nivcsw = self._wait(_delta(c.wait_s(), wait0), cpu), self._nivcsw() - nivcsw0
         steal1, others1 = c.cpu_ticks()
         steal, others = _delta(steal1, steal0), _delta(others1, others0)
         lost = self._lost(wall, cpu, wait, steal)
@@ -159,6 +168,9 @@ class Probe:
 
     def _cpu(self) -> float:
         return time.process_time()
+
+    def _wait(self, threads_wait: float | None, cpu: float) -> float | None:
+        return threads_wait
 
     def _nivcsw(self) -> int:
         return resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
@@ -173,12 +185,16 @@ class ChildProbe(Probe):
     """Reads the evidence around runs of a program in a child process.
 
     The child must be waited for inside ``run`` (``subprocess`` does), so that its
-    rusage is added to ``RUSAGE_CHILDREN``; only one child may run at a time.  The
-    first run is the baseline of the start-up gap (a point's first runs calibrate).
+    rusage is added to ``RUSAGE_CHILDREN``; only one child may run at a time.
+    ``schedstat`` gives the scheduler's account of the last run's child.  The first
+    run is the baseline of the start-up gap (a point's first runs calibrate).
     """
 
     _threads = False
     _start_s = math.inf  # the least wall - CPU gap of this point's runs so far
+
+    def __init__(self, schedstat: Callable[[], ChildSchedstat | None]) -> None:
+        self._schedstat = schedstat
 
     def _cpu(self) -> float:
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -187,6 +203,16 @@ class ChildProbe(Probe):
     def _nivcsw(self) -> int:
         return resource.getrusage(resource.RUSAGE_CHILDREN).ru_nivcsw
 
+    def _wait(self, threads_wait: float | None, cpu: float) -> float | None:
+        """The child's run-queue delay, where its main thread ran at least
+        :data:`MAIN_THREAD_SHARE` of the CPU time its run took; else None."""
+        seen = self._schedstat()
+        if seen is None or seen.on_cpu_s < MAIN_THREAD_SHARE * cpu:
+            return None
+        return seen.run_delay_s
+
     def _lost(self, wall: float, cpu: float, wait: float | None, steal: float | None) -> float:
         self._start_s = min(self._start_s, wall - cpu)
+        if wait is not None:
+            return max(wait, steal or 0.0)
         return max(0.0, wall - cpu - self._start_s, steal or 0.0)

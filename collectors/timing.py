@@ -73,7 +73,7 @@ class PointTiming:
 def probe_for(prepared: Prepared) -> Probe:
     """The probe that reads the evidence around ``prepared``'s samples: of this process, or
     of the program's child process."""
-    return ChildProbe() if isinstance(prepared, SelfTimed) else Probe()
+    return ChildProbe(prepared.last_schedstat) if isinstance(prepared, SelfTimed) else Probe()
 
 
 def take_sample(

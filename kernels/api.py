@@ -112,6 +112,16 @@ class Verification:
     detail: str  # e.g. "max error 2.1e-16 of the reference's scale (tolerance 1e-09)"
 
 
+@dataclass(frozen=True)
+class ChildSchedstat:
+    """What the scheduler saw of a child process's main thread over its life, read once
+    it has exited and before it is reaped (``/proc/PID/schedstat``): the time it ran on
+    a CPU, and the time it was ready to run and waited for one that another task held."""
+
+    on_cpu_s: float
+    run_delay_s: float
+
+
 @runtime_checkable
 class SelfTimed(Protocol):
     """A :class:`Prepared` whose repetitions run in another process.
@@ -122,6 +132,10 @@ class SelfTimed(Protocol):
 
     def reported_seconds(self, times: Mapping[str, float]) -> float:
         """The length of one sample, from the times ``run()`` returned."""
+
+    def last_schedstat(self) -> ChildSchedstat | None:
+        """The scheduler's account of the process of the last ``run()``; None where the
+        operating system keeps none (no procfs, no ``pidfd_open``)."""
 
 
 class Benchmark(Protocol):

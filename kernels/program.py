@@ -14,15 +14,18 @@ import contextlib
 import hashlib
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import IO
 
-from .api import KernelError, KernelInfo, PointFailure, Shape, Verification
+from .api import ChildSchedstat, KernelError, KernelInfo, PointFailure, Shape, Verification
 from .geometry import Geometry, itemsize
 from .protocol import ProgramOutput, ProtocolError, parse_output
 from .spec import ProgramSpec
@@ -102,41 +105,88 @@ def exit_status(returncode: int) -> str:
     return f"exit status {returncode}"
 
 
-def run_command(argv: list[str], cwd: Path, env: Mapping[str, str], timeout: float) -> str:
-    """Run ``argv`` to the end; its standard output, or :class:`PointFailure` saying why
-    it did not start, ran past ``timeout`` seconds (the spec's) or failed.
+@dataclass(frozen=True)
+class CommandResult:
+    """A finished command: its standard output, and the scheduler's account of it."""
 
-    The command runs in its own process group, so a timeout stops it and
-    anything it started (an ``mpiexec`` and its ranks).
+    stdout: str
+    schedstat: ChildSchedstat | None
+
+
+def run_command(
+    argv: list[str], cwd: Path, env: Mapping[str, str], timeout: float
+) -> CommandResult:
+    """Run ``argv`` to the end; its standard output and schedstat, or
+    :class:`PointFailure` saying why it did not start, ran past ``timeout`` seconds (the
+    spec's) or failed.
+
+    The command runs in its own process group, so a timeout stops it and anything it
+    started (an ``mpiexec`` and its ranks).  Its output goes to temporary files, so that
+    nothing has to read it while it runs: the process is waited for without being
+    reaped, and its schedstat read while it is a zombie (its run-queue delay is gone
+    once it is reaped).
     """
-    try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=dict(env),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise PointFailure(f"cannot start {argv[0]!r}: {exc.strerror}") from None
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):  # it may have ended just now
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise PointFailure(f"timed out after {timeout:g} s (the spec's timeout)") from None
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(
+                argv, cwd=cwd, env=dict(env), stdout=out, stderr=err, start_new_session=True
+            )
+        except OSError as exc:
+            raise PointFailure(f"cannot start {argv[0]!r}: {exc.strerror}") from None
+        if not _exited(proc, timeout):
+            with contextlib.suppress(ProcessLookupError):  # it may have ended just now
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise PointFailure(f"timed out after {timeout:g} s (the spec's timeout)") from None
+        schedstat = _zombie_schedstat(proc.pid)
+        proc.wait()
+        stdout, stderr = (_text(f) for f in (out, err))
     if proc.returncode != 0:
-        raise PointFailure(f"{exit_status(proc.returncode)}: {cause(err if err.strip() else out)}")
-    return out
+        raise PointFailure(
+            f"{exit_status(proc.returncode)}: {cause(stderr if stderr.strip() else stdout)}"
+        )
+    return CommandResult(stdout, schedstat)
+
+
+def _exited(proc: subprocess.Popen, timeout: float) -> bool:
+    """Whether ``proc`` exited within ``timeout`` seconds, left unreaped where the
+    operating system allows (``pidfd_open``: Linux 5.3); else reaped."""
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        return bool(poller.poll(timeout * 1000))
+    finally:
+        os.close(pidfd)
+
+
+def _zombie_schedstat(pid: int) -> ChildSchedstat | None:
+    """The schedstat of exited, unreaped process ``pid``; None if it was reaped or the
+    kernel keeps none."""
+    try:
+        on_cpu, delay = Path(f"/proc/{pid}/schedstat").read_text().split()[:2]
+    except (OSError, ValueError):
+        return None
+    return ChildSchedstat(int(on_cpu) * 1e-9, int(delay) * 1e-9)
+
+
+def _text(f: IO[bytes]) -> str:
+    f.seek(0)
+    return f.read().decode(errors="replace")
 
 
 def run_program(
     spec: ProgramSpec, shape: Shape, repetitions: int, precision: str, threads: int
-) -> ProgramOutput:
-    """One run of the program; :class:`PointFailure` saying why if it fails."""
+) -> tuple[ProgramOutput, ChildSchedstat | None]:
+    """One run of the program: what it reported and the scheduler's account of it;
+    :class:`PointFailure` saying why if it fails."""
     values = {
         **spec.layout.named(shape),
         "reps": repetitions,
@@ -146,14 +196,14 @@ def run_program(
     }
     argv = [arg.format(**values) for arg in spec.command]
     env = tools_env(OMP_NUM_THREADS=str(threads))
-    out = run_command(argv, spec.workdir, env, spec.timeout)
+    done = run_command(argv, spec.workdir, env, spec.timeout)
     try:
-        output = parse_output(out, [loop.name for loop in spec.loops])
+        output = parse_output(done.stdout, [loop.name for loop in spec.loops])
     except ProtocolError as exc:
         raise PointFailure(f"output breaks the protocol: {exc}") from None
     if output.check_failed is not None:
         raise PointFailure(f"self-check failed: {output.check_failed}")
-    return output
+    return output, done.schedstat
 
 
 @dataclass
@@ -166,12 +216,19 @@ class ProgramPrepared:
     threads: int
     footprint_bytes: int
     first: ProgramOutput = field(init=False)
+    _schedstat: ChildSchedstat | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.first = self._run(1)
 
     def _run(self, repetitions: int) -> ProgramOutput:
-        return run_program(self.bench.spec, self.shape, repetitions, self.precision, self.threads)
+        output, self._schedstat = run_program(
+            self.bench.spec, self.shape, repetitions, self.precision, self.threads
+        )
+        return output
+
+    def last_schedstat(self) -> ChildSchedstat | None:
+        return self._schedstat
 
     def run(self, repetitions: int) -> dict[str, float]:
         """One run with ``repetitions`` timed repetitions; seconds per kernel over them.

@@ -127,7 +127,7 @@ def execute_program_run(run: ProgramRun) -> RunOutput:
     timeout = req.timeout if req.timeout is not None else par.timeout
     try:
         build(spec)
-        stdout = run_command(run.argv, spec.workdir, tools_env(OMP_NUM_THREADS="1"), timeout)
+        stdout = run_command(run.argv, spec.workdir, tools_env(OMP_NUM_THREADS="1"), timeout).stdout
         output = parse_run_output(stdout, req.decomp.ranks, par.reports)
     except PointFailure as exc:
         raise UserError(f"{where} failed: {exc.reason}; nothing was written") from None

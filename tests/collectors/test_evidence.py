@@ -11,7 +11,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from benchdb.collectors.pinning import pinned
@@ -20,6 +22,8 @@ from benchdb.collectors.probes import ChildProbe, Probe
 from benchdb.collectors.record import DISTURBED, add_pass, measurement_rows
 from benchdb.collectors.timing import PointTiming, time_point
 from benchdb.kernels import get_benchmark
+from benchdb.kernels.api import ChildSchedstat
+from benchdb.kernels.program import run_command
 
 from benchdb.evidence import (
     LOST_FRACTION,
@@ -102,11 +106,11 @@ def test_a_disturbed_sample_is_set_aside_and_taken_again() -> None:
     assert max(disturbed) > 1.2 * max(clean)  # the co-runner's samples were slow ones
 
 
-def test_a_program_in_a_child_process_is_judged_by_its_rusage() -> None:
-    def program() -> None:
-        subprocess.run([sys.executable, "-c", "print(sum(range(3_000_000)))"], check=True)
-
-    with pinned(1), ChildProbe() as probe:
+def _program_alone_and_shared(
+    probe: ChildProbe, program: Callable[[], None]
+) -> tuple[Evidence, Evidence]:
+    """The evidence of ``program`` run alone on CPU 1, then beside a busy process there."""
+    with pinned(1), probe:
         _, alone = probe.measure(program)
         other = subprocess.Popen([sys.executable, "-c", BUSY], stdout=subprocess.PIPE, text=True)
         try:
@@ -115,8 +119,41 @@ def test_a_program_in_a_child_process_is_judged_by_its_rusage() -> None:
         finally:
             other.kill()
             other.wait()
+    return alone, shared
+
+
+PROGRAM = [sys.executable, "-c", "print(sum(range(3_000_000)))"]
+
+
+def test_a_program_in_a_child_process_is_judged_by_its_run_queue_delay() -> None:
+    seen: list[ChildSchedstat | None] = []
+
+    def program() -> None:
+        seen.append(run_command(PROGRAM, Path.cwd(), os.environ, 60).schedstat)
+
+    alone, shared = _program_alone_and_shared(ChildProbe(lambda: seen[-1]), program)
+    assert all(s is not None and s.on_cpu_s > 0 for s in seen)  # read before it was reaped
+    assert alone.wait_s is not None and alone.wait_s < 0.2 * alone.wall_s
+    assert shared.wait_s is not None and shared.wait_s > 0.2 * shared.wall_s
+    assert shared.lost_s >= shared.wait_s and shared.disturbed
+
+
+def test_without_its_schedstat_a_program_is_judged_by_its_rusage() -> None:
+    def program() -> None:
+        subprocess.run(PROGRAM, check=True, stdout=subprocess.DEVNULL)
+
+    alone, shared = _program_alone_and_shared(ChildProbe(lambda: None), program)
     assert alone.cpu_s > 0 and alone.wait_s is None
     assert shared.lost_s > 0.2 * shared.wall_s and shared.disturbed
+
+
+def test_a_child_whose_main_thread_ran_little_of_its_cpu_time_is_judged_by_its_rusage() -> None:
+    """A script that starts the real program: its own delay says nothing of the work."""
+    probe = ChildProbe(lambda: ChildSchedstat(on_cpu_s=0.001, run_delay_s=0.0))
+    alone, shared = _program_alone_and_shared(
+        probe, lambda: subprocess.run(PROGRAM, check=True, stdout=subprocess.DEVNULL)
+    )
+    assert alone.wait_s is None and shared.wait_s is None and shared.disturbed
 
 
 def test_a_program_sample_is_judged_against_the_time_it_reports() -> None:

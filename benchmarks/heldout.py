@@ -76,7 +76,8 @@ from benchdb.predict.lookup import prepare_lookup
 from benchdb.predict.methods import METHODS
 from benchdb.predict.noise import AgainstNoise, NoiseBasis, RepeatNoise
 from benchdb.predict.predictions import predict
-from benchdb.query import measurements_frame, parse_shape, shape_key
+from benchdb.query import measurements_frame
+from benchdb.shapes import parse_shape, shape_key
 
 ISSUE_SHAPES = (
     "37x611,611x37,150x700,333x333,1000x17,90x90,250x1200,1500x400,45x45,700x700,2000x300,123x456"

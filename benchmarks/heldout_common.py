@@ -14,7 +14,8 @@ import numpy as np
 
 from benchdb.db.engine import open_database
 from benchdb.predict.noise import pass_medians
-from benchdb.query import measurements_frame, shape_key
+from benchdb.query import measurements_frame
+from benchdb.shapes import shape_key
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ from heldout_common import Stats, measured, summary
 from benchdb.db.engine import open_database
 from benchdb.machine import detect_machine
 from benchdb.predict.predictions import predict
-from benchdb.query import shape_key
+from benchdb.shapes import shape_key
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "examples" / "shallow_fortran" / "benchdb.toml"

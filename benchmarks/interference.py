@@ -58,7 +58,7 @@ from benchdb.kernels.sources import load_catalog
 from co_runners import CO_RUNNERS, co_runners
 
 from benchdb.evidence import kept_and_set_aside, lost_fraction
-from benchdb.query import shape_key
+from benchdb.shapes import shape_key
 
 FORTRAN = Path(__file__).resolve().parent.parent / "examples" / "shallow_fortran" / "benchdb.toml"
 POINTS: tuple[tuple[str, tuple[int, ...]], ...] = (

@@ -26,7 +26,8 @@ from benchdb.app.decomposition import decompositions
 from benchdb.app.measured_runs import app_run_summary
 from benchdb.app.model import AppCase
 from benchdb.db.engine import open_database
-from benchdb.query import measurements_frame, shape_key
+from benchdb.query import measurements_frame
+from benchdb.shapes import shape_key
 
 
 def populated_ms(db, run_id: int, ranks: int) -> dict[str, float]:  # type: ignore[no-untyped-def]

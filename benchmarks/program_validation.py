@@ -45,7 +45,7 @@ from benchdb.app.measured_runs import app_run_summary
 from benchdb.app.model import AppCase, ModelOptions, predict_app
 from benchdb.app.program_app import load_program, program_application, program_case
 from benchdb.db.engine import open_database
-from benchdb.query import parse_shape
+from benchdb.shapes import parse_shape
 
 
 def _cpu_error(predicted: float, runs: list[dict]) -> float | None:

@@ -44,7 +44,7 @@ from benchdb.db.engine import open_database
 from benchdb.errors import UserError
 from benchdb.machine import detect_machine
 from benchdb.predict.basis import rate_basis
-from benchdb.query import shape_key
+from benchdb.shapes import shape_key
 
 SIZE_RANGE = (30, 900)  # geometric mean extent of a base: L1 to beyond the LLC of shallow
 MAX_LOG_ASPECT = 1.4  # rows up to e^1.4 (about 4x) longer / shorter than the square's

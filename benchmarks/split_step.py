@@ -25,7 +25,7 @@ import statistics
 from benchdb.collectors.app.instep import DistributedStepPoint
 from benchdb.kernels import get_benchmark
 
-from benchdb.query import parse_shape
+from benchdb.shapes import parse_shape
 
 SECONDS_PER_TRY = 1.0
 NS_PER_POINT_GUESS = 10.0  # the whole step, to size the step count

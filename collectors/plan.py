@@ -18,7 +18,7 @@ from typing import Any
 from benchdb.errors import UserError
 from benchdb.hashing import content_hash
 from benchdb.machine import MachineInfo, available_memory_bytes
-from benchdb.query import shape_key
+from benchdb.shapes import shape_key
 from benchdb.units import fmt_bytes
 
 from ..kernels import Benchmark

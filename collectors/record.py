@@ -42,7 +42,7 @@ from benchdb.evidence import (
     to_columns,
 )
 from benchdb.predict.noise import pass_sizes
-from benchdb.query import shape_key
+from benchdb.shapes import shape_key
 from benchdb.stats import summarize
 
 from ..kernels.api import KernelInfo

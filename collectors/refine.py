@@ -34,8 +34,9 @@ from benchdb.predict.lookup import Lookup, bare_lookup
 from benchdb.predict.methods import METHODS
 from benchdb.predict.refinement import Gap, gaps
 from benchdb.predict.source import machine_rows, resolve_machine_caches, select_rows
-from benchdb.query import registered_ids, shape_key
+from benchdb.query import registered_ids
 from benchdb.runs import REFINE_MODE
+from benchdb.shapes import shape_key
 
 from ..kernels import Benchmark
 from ..kernels.api import Shape

@@ -28,7 +28,7 @@ import numpy as np
 
 from benchdb.errors import UserError
 from benchdb.machine import CacheLevel, MachineInfo, parse_size
-from benchdb.query import parse_shape
+from benchdb.shapes import parse_shape
 
 from ..kernels.api import Benchmark, Shape
 

@@ -35,8 +35,8 @@ from benchdb.db.repo import register_environment, register_kernel, register_mach
 from benchdb.environment import EnvironmentInfo, detect_environment
 from benchdb.errors import UserError
 from benchdb.machine import MachineInfo, detect_machine
-from benchdb.query import shape_key
 from benchdb.runs import run_lifecycle, start_run
+from benchdb.shapes import shape_key
 
 from ..kernels import KernelInfo
 from ..kernels.api import KernelError, PointFailure, Verification

@@ -95,7 +95,7 @@ def advise(
     from ..predict.basis import rate_basis
     from ..predict.lookup import prepare_lookup
     from ..predict.methods import METHODS
-    from ..query import parse_shape
+    from ..shapes import parse_shape
 
     METHODS.get(method)
     if threads < 1:
@@ -162,7 +162,7 @@ def _plan(kernel: str, shapes: list[tuple[int, ...]], threads: int, precision: s
     too large for the memory)."""
     from ..collectors import plan as planning
     from ..machine import detect_machine
-    from ..query import shape_key
+    from ..shapes import shape_key
 
     plan = planning.build_plan(
         detect_machine(),

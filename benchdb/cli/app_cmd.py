@@ -18,7 +18,7 @@ from ..app.decomposition import parse_decomposition
 from ..app.model import predict_app
 from ..app.scenario import energy_of
 from ..errors import UserError
-from ..query import parse_shape, shape_key
+from ..shapes import parse_shape, shape_key
 from ..units import fmt_seconds
 from .app_options import CaseOptions, ProgramOption, Target, WhatIf, option_group
 from .common import DbOption, JsonOption, err_console, open_db, print_json, print_table

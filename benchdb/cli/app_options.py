@@ -32,7 +32,7 @@ from ..app.program_app import load_program, program_application, program_case
 from ..app.shallow_app import SHALLOW_APP
 from ..comm.params import CommParams
 from ..errors import UserError
-from ..query import parse_shape
+from ..shapes import parse_shape
 from .common import HostOption, MachineOption
 
 if TYPE_CHECKING:

@@ -27,7 +27,8 @@ from ..collectors.estimate import estimate, measure_rates, pass_seconds
 from ..errors import UserError
 from ..evidence import set_aside_count
 from ..machine import detect_machine
-from ..query import measurements_frame, shape_key
+from ..query import measurements_frame
+from ..shapes import shape_key
 from ..units import fmt_bytes, fmt_seconds
 from .common import DbOption, JsonOption, err_console, open_db, print_json, print_table
 from .measurements_cmd import rate_text

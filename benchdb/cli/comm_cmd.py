@@ -15,7 +15,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..comm.params import CommParams, bundled_machines, load_machine_file
 from ..errors import UserError
-from ..query import parse_shape
+from ..shapes import parse_shape
 from ..units import fmt_bytes, fmt_seconds
 from .comm_options import (
     ALL_BENCHMARKS,

@@ -9,7 +9,7 @@ from ..collectors.estimate import Estimate, HostRates, estimate
 from ..collectors.plan import Point, SweepPlan
 from ..collectors.sizes import Round
 from ..machine import MachineInfo
-from ..query import shape_key
+from ..shapes import shape_key
 from ..units import fmt_bytes, fmt_duration
 from .common import console, print_json, print_table
 

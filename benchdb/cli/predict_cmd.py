@@ -54,7 +54,7 @@ def parse_range(text: str, ndim: int) -> list[tuple[int, ...]]:
     """'100x100:1000x1000:10' -> 10 shapes spaced geometrically from first to last."""
     import numpy as np
 
-    from ..query import parse_shape
+    from ..shapes import parse_shape
 
     parts = text.split(":")
     if len(parts) != 3 or not parts[2].isdigit() or not 1 <= int(parts[2]) <= MAX_RANGE_COUNT:
@@ -69,7 +69,7 @@ def parse_range(text: str, ndim: int) -> list[tuple[int, ...]]:
 
 def read_shapes_file(path: Path, ndim: int) -> list[tuple[int, ...]]:
     """One shape per line ('600x400', or '600,400' / '600 400'); '#' starts a comment."""
-    from ..query import parse_shape
+    from ..shapes import parse_shape
 
     try:
         lines = path.read_text().splitlines()
@@ -189,7 +189,7 @@ def predict(
         _print_speedup(report, as_json)
         return
     ndim = basis.geometry.ndim
-    from ..query import parse_shape
+    from ..shapes import parse_shape
 
     shapes = [parse_shape(s, ndim) for s in shape or []]
     if shapes_file is not None:

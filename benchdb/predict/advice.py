@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UserError
-from ..query import shape_key
+from ..shapes import shape_key
 from .lookup import Lookup
 
 DIP = "dip"

@@ -140,7 +140,7 @@ def shapes_array(shapes: Any, ndim: int) -> np.ndarray:
     if isinstance(shapes, str):
         shapes = [shapes]
     if not isinstance(shapes, np.ndarray):
-        from ..query import parse_shape
+        from ..shapes import parse_shape
 
         shapes = [parse_shape(s, ndim) if isinstance(s, str) else np.ravel(s) for s in shapes]
     arr = np.asarray(shapes, dtype=np.int64)

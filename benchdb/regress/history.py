@@ -25,8 +25,9 @@ from sqlalchemy import select
 from ..db.engine import Database
 from ..db.models import Environment, Kernel, Measurement, Run
 from ..errors import UserError
-from ..query import measurements_frame, parse_shape, shape_key
+from ..query import measurements_frame
 from ..scope import Scope, resolve_scope
+from ..shapes import parse_shape, shape_key
 from .baseline import baseline_changes
 from .compare import POINT_KEY, version_change
 from .detectors import Detector, get_detector

@@ -22,8 +22,8 @@ from benchdb.db.engine import Database
 from benchdb.db.models import AppRun
 from benchdb.errors import UserError
 from benchdb.machine import available_memory_bytes, detect_machine
-from benchdb.query import shape_key
 from benchdb.runs import this_process_run
+from benchdb.shapes import shape_key
 from benchdb.units import fmt_bytes
 
 from ...kernels.api import DTYPE_BYTES
@@ -83,24 +83,58 @@ def _config(req: AppCase) -> dict[str, Any]:
     }
 
 
-def _app_run_row(run_id: int, req: AppCase, result: dict[str, Any]) -> AppRun:
-    ranks = result["ranks"]
-    rank_seconds = [r["seconds"] for r in ranks]
+@dataclass(frozen=True)
+class RanksReport:
+    """What the ranks of one whole run reported, per rank (rank order)."""
+
+    total: list[float]  # seconds of the timed steps
+    loops: list[dict[str, float]]  # seconds in the loops, by loop or part
+    exchanges: list[dict[str, float]]  # seconds in the halo exchanges, by part
+
+
+def app_run_row(
+    run_id: int,
+    application: str,
+    case: AppCase,
+    ranks: RanksReport,
+    *,
+    energy: dict[str, Any],
+    checksum: float | None,
+    info: dict[str, Any],
+) -> AppRun:
+    """The one constructor of ``app_run`` rows: a run of the built-in model or of a
+    user's program, its slowest rank's time the run's."""
     return AppRun(
         run_id=run_id,
-        application="shallow",
-        grid=list(req.grid),
-        grid_key=shape_key(req.grid),
-        px=req.decomp.px,
-        py=req.decomp.py,
-        ranks=req.decomp.ranks,
-        steps=req.steps,
-        precision=req.precision,
+        application=application,
+        grid=list(case.grid),
+        grid_key=shape_key(case.grid),
+        px=case.decomp.px,
+        py=case.decomp.py,
+        ranks=case.decomp.ranks,
+        steps=case.steps,
+        precision=case.precision,
         threads=1,
-        total_seconds=max(rank_seconds),
-        rank_seconds=rank_seconds,
-        loop_seconds=[r["loops"] for r in ranks],
-        exchange_seconds=[r["exchanges"] for r in ranks],
+        total_seconds=max(ranks.total),
+        rank_seconds=ranks.total,
+        loop_seconds=ranks.loops,
+        exchange_seconds=ranks.exchanges,
+        energy=energy,
+        checksum=checksum,
+        info=info,
+    )
+
+
+def _app_run_row(run_id: int, req: AppCase, result: dict[str, Any]) -> AppRun:
+    ranks = result["ranks"]
+    reported = RanksReport(
+        [r["seconds"] for r in ranks], [r["loops"] for r in ranks], [r["exchanges"] for r in ranks]
+    )
+    return app_run_row(
+        run_id,
+        "shallow",
+        req,
+        reported,
         energy=result["energy"] or {},
         checksum=result["mass"],
         info={

@@ -42,7 +42,7 @@ from benchdb.app.model import AppCase
 from benchdb.db.engine import Database
 from benchdb.db.models import Environment, Kernel, Machine, Measurement, NodeClass, Run
 from benchdb.errors import UserError
-from benchdb.query import shape_key
+from benchdb.shapes import shape_key
 
 from ...kernels.geometry import SHALLOW
 from ..plan import build_plan

@@ -25,13 +25,12 @@ from benchdb.db.engine import Database
 from benchdb.db.models import AppRun
 from benchdb.errors import UserError
 from benchdb.machine import detect_machine
-from benchdb.query import shape_key
 
 from ...kernels.api import KernelError, PointFailure
 from ...kernels.program import build, run_command, source_hash, tools_env
 from ...kernels.protocol import ProtocolError, RunOutput, parse_run_output
 from ...kernels.spec import ProgramSpec
-from .collect import AppRunRequest, store_runs
+from .collect import AppRunRequest, RanksReport, app_run_row, store_runs
 
 
 def resolve_launcher(name: str, workdir: Path) -> str:
@@ -73,22 +72,14 @@ def _parts(output: RunOutput, part: str) -> list[dict[str, float]]:
 def _row(
     run_id: int, spec: ProgramSpec, req: AppRunRequest, out: RunOutput, argv: list[str]
 ) -> AppRun:
-    totals = [p["total"] for p in out.parts]
-    return AppRun(
-        run_id=run_id,
-        application=spec.name,
-        grid=list(req.grid),
-        grid_key=shape_key(req.grid),
-        px=req.decomp.px,
-        py=req.decomp.py,
-        ranks=req.decomp.ranks,
-        steps=req.steps,
-        precision=req.precision,
-        threads=1,
-        total_seconds=max(totals),
-        rank_seconds=totals,
-        loop_seconds=_parts(out, "loops"),
-        exchange_seconds=_parts(out, "exchanges"),
+    reported = RanksReport(
+        [p["total"] for p in out.parts], _parts(out, "loops"), _parts(out, "exchanges")
+    )
+    return app_run_row(
+        run_id,
+        spec.name,
+        req,
+        reported,
         energy={"source": "none", "reason": "a program's runs are not metered"},
         checksum=out.checksum,
         info={

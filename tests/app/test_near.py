@@ -17,7 +17,7 @@ from benchdb.db.engine import open_database
 from benchdb.errors import UserError
 from benchdb.predict import predict
 from benchdb.predict.aspect import SQUARE_TOL, log_aspect
-from benchdb.query import parse_shape
+from benchdb.shapes import parse_shape
 from tests.clihelpers import assert_user_error, benchdb
 
 

@@ -10,7 +10,7 @@ import pytest
 from benchdb.collectors.plan import build_plan
 
 from benchdb.machine import detect_machine
-from benchdb.query import shape_key
+from benchdb.shapes import shape_key
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 

@@ -17,8 +17,8 @@ from benchdb.db.models import Measurement
 from benchdb.db.repo import register_kernel
 from benchdb.environment import EnvironmentInfo, detect_environment
 from benchdb.machine import MachineInfo, detect_machine
-from benchdb.query import shape_key
 from benchdb.runs import finish_run, start_run
+from benchdb.shapes import shape_key
 from benchdb.stats import summarize
 
 

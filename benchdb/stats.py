@@ -19,10 +19,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from .verdicts import Flag
+
 NOISY_CV = 0.10
 """A point is noisy when ``std / mean`` of its samples exceeds this (pyperf's rule)."""
 
-UNSTEADY_FLAGS = frozenset({"noisy", "disturbed"})
+UNSTEADY_FLAGS = frozenset(Flag)
 """Flags of a point the collector could not measure steadily: ``noisy`` by the CV rule,
 ``disturbed`` by the operating system's evidence (:mod:`benchdb.evidence`: too few of
 its samples held their core).  Readers of the flags treat both alike."""

@@ -44,6 +44,7 @@ from benchdb.evidence import (
 from benchdb.predict.noise import pass_sizes
 from benchdb.shapes import shape_key
 from benchdb.stats import summarize
+from benchdb.verdicts import Flag
 
 from ..kernels.api import KernelInfo
 from .plan import Point
@@ -53,8 +54,8 @@ CONTEXT_FULLSTEP = FULLSTEP  # the shallow loops, timed inside the whole time st
 CONTEXT_ISOLATED = "isolated"  # a micro-kernel repeated on its own
 CONTEXT_PROGRAM = PROGRAM  # a user's program, timed by its own timers inside its step
 
-NOISY = "noisy"
-DISTURBED = "disturbed"
+NOISY = Flag.NOISY
+DISTURBED = Flag.DISTURBED
 NONPOSITIVE = "nonpositive_time"
 # recomputed with every pass; the rest are reasons
 STATISTICS_FLAGS = (NOISY, DISTURBED, NONPOSITIVE)

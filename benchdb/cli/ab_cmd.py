@@ -16,6 +16,7 @@ import typer
 
 from ..errors import UserError
 from ..units import fmt_bytes, fmt_change, fmt_interval, fmt_seconds
+from ..verdicts import MOVED, Verdict
 from .common import DbOption, JsonOption, console, err_console, open_db, print_json, print_table
 
 if TYPE_CHECKING:
@@ -77,9 +78,11 @@ def ab_markdown(result: AbResult, judged: AbJudgement, labels: dict[str, str]) -
         "| kernel | setting | points | change | 99% interval | verdict |",
         "|---|---|---|---|---|---|",
     ]
-    order = {"slower": 0, "faster": 1, "noisy": 2, "disturbed": 3, "unchanged": 4}
+    order = {
+        v: i for i, v in enumerate((*MOVED, Verdict.NOISY, Verdict.DISTURBED, Verdict.UNCHANGED))
+    }
     for row in sorted(_rows(judged), key=lambda r: (order[r["verdict"]], r["kernel"])):
-        verdict = f"**{row['verdict']}**" if row["verdict"] == "slower" else row["verdict"]
+        verdict = f"**{row['verdict']}**" if row["verdict"] == Verdict.SLOWER else row["verdict"]
         lines.append(
             f"| {row['kernel']} | {row['setting']} | {row['points']} | {row['change']} "
             f"| {row['interval']} | {verdict} |"

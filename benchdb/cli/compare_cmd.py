@@ -14,6 +14,7 @@ from ..errors import UserError
 from ..regress import DEFAULT_ALPHA, DEFAULT_THRESHOLD, RunComparison, compare_runs
 from ..regress.compare import KERNEL_KEY
 from ..units import fmt_change, fmt_interval, fmt_seconds
+from ..verdicts import MOVED, Verdict
 from .common import (
     DbOption,
     HostOption,
@@ -68,7 +69,7 @@ def print_comparison(result: RunComparison, show_all: bool) -> None:
     kernels = result.kernels.to_dict(orient="records")
     changed = any(k["version_change"] for k in kernels)
     if not show_all:
-        kernels = [k for k in kernels if k["verdict"] != "unchanged" or k["version_change"]]
+        kernels = [k for k in kernels if k["verdict"] != Verdict.UNCHANGED or k["version_change"]]
     per_kernel = bool(result.kernel_thresholds)
     if kernels:
         print_table(
@@ -92,12 +93,12 @@ def print_comparison(result: RunComparison, show_all: bool) -> None:
         )
     rows = result.results.to_dict(orient="records")
     if not show_all:  # the points that show where a kernel's change is (any, with --per-point)
-        moved = result.kernels[result.kernels["verdict"].isin(["slower", "faster"])]
+        moved = result.kernels[result.kernels["verdict"].isin(list(MOVED))]
         changed_kernels = set(moved[KERNEL_KEY].itertuples(index=False, name=None))
         rows = [
             r
             for r in rows
-            if r["verdict"] in ("slower", "faster")
+            if r["verdict"] in MOVED
             and (result.per_point or tuple(r[k] for k in KERNEL_KEY) in changed_kernels)
         ]
     rows = [{**r, "point": _point(r), "ci": fmt_interval(r["ci_low"], r["ci_high"])} for r in rows]

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..regress import RunComparison
 from ..units import fmt_change, fmt_interval
+from ..verdicts import MOVED, Verdict
 
 
 def _cell(value: Any) -> str:
@@ -56,9 +57,9 @@ def _kernel_rows(kernels: list[dict[str, Any]], per_kernel: bool) -> list[list[s
 def comparison_markdown(result: RunComparison) -> str:
     """The comparison as Markdown: verdict heading, changed kernels, folded details."""
     kernels = result.kernels.to_dict(orient="records")
-    slower = [k for k in kernels if k["verdict"] == "slower"]
-    changed = [k for k in kernels if k["verdict"] in ("slower", "faster")]
-    noisy = [k for k in kernels if k["verdict"] == "noisy"]
+    slower = [k for k in kernels if k["verdict"] == Verdict.SLOWER]
+    changed = [k for k in kernels if k["verdict"] in MOVED]
+    noisy = [k for k in kernels if k["verdict"] == Verdict.NOISY]
     level = f"{1 - result.alpha:.0%}"
     if len(result.regressions):
         names = sorted(set(result.regressions["kernel"]))

@@ -51,6 +51,7 @@ import numpy as np
 from scipy import stats
 
 from ..stats import summarize
+from ..verdicts import Verdict
 
 DEFAULT_THRESHOLD = 0.05
 """Smallest relative change reported (5 %): smaller ones are treated as unchanged."""
@@ -64,7 +65,7 @@ N_RESAMPLES = 2000
 SEED = 20140101
 """Fixed bootstrap seed: the same samples always give the same interval."""
 
-VERDICTS = ("slower", "faster", "noisy", "unchanged")
+VERDICTS = (Verdict.SLOWER, Verdict.FASTER, Verdict.NOISY, Verdict.UNCHANGED)
 
 
 @dataclass(frozen=True)
@@ -140,13 +141,13 @@ def compare_samples(
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     significant = p < alpha
     if y.min() > upper * x.max() or (significant and ratio > upper):
-        verdict = "slower"
+        verdict = Verdict.SLOWER
     elif y.max() < lower * x.min() or (significant and ratio < lower):
-        verdict = "faster"
+        verdict = Verdict.FASTER
     elif high > upper or low < lower:
-        verdict = "noisy"
+        verdict = Verdict.NOISY
     else:
-        verdict = "unchanged"
+        verdict = Verdict.UNCHANGED
     return PointComparison(
         ratio=ratio,
         ci_low=low,

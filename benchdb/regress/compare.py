@@ -59,6 +59,7 @@ from ..db.engine import Database
 from ..errors import UserError
 from ..query import measurements_frame
 from ..stats import UNSTEADY_FLAGS
+from ..verdicts import Verdict
 from .ab import DEFAULT_ALPHA, DEFAULT_THRESHOLD, VERDICTS, compare_samples
 from .describe import machine_summary, run_summary
 from .envdiff import environment_diff
@@ -118,16 +119,16 @@ def threshold_for(kernel: str, default: float, kernel_thresholds: Mapping[str, f
     return kernel_thresholds[max(matching, key=len)] if matching else default
 
 
-def band_verdict(ratio: float, low: float, high: float, threshold: float) -> str:
+def band_verdict(ratio: float, low: float, high: float, threshold: float) -> Verdict:
     """A kernel's verdict from its median ``ratio`` and interval (module docstring rules)."""
     upper, lower = 1 + threshold, 1 / (1 + threshold)
     if low > 1 and ratio > upper:
-        return "slower"
+        return Verdict.SLOWER
     if high < 1 and ratio < lower:
-        return "faster"
+        return Verdict.FASTER
     if low >= lower and high <= upper:
-        return "unchanged"
-    return "noisy"
+        return Verdict.UNCHANGED
+    return Verdict.NOISY
 
 
 def kernel_verdicts(
@@ -215,7 +216,7 @@ class RunComparison:
     def regressions(self) -> pd.DataFrame:
         """What fails CI: slower kernels, or slower points with ``per_point``."""
         table = self.results if self.per_point else self.kernels
-        return table[table["verdict"] == "slower"]
+        return table[table["verdict"] == Verdict.SLOWER]
 
     @property
     def counts(self) -> dict[str, int]:

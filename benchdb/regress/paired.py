@@ -47,6 +47,7 @@ from ..db.engine import Database
 from ..evidence import LOST_FRACTION, from_columns
 from ..predict.noise import pass_sizes
 from ..query import measurements_frame
+from ..verdicts import MOVED, Flag, Verdict
 from .ab import DEFAULT_ALPHA
 from .compare import band_verdict
 from .hierarchical import paired_change
@@ -104,7 +105,7 @@ class KernelVerdict:
     ratio: float
     ci_low: float
     ci_high: float
-    verdict: str  # slower, faster, unchanged, noisy, or disturbed (not judged)
+    verdict: Verdict  # DISTURBED: not judged
     disturbed_points: int
 
 
@@ -121,7 +122,7 @@ class AbJudgement:
 
     @property
     def slower(self) -> tuple[KernelVerdict, ...]:
-        return tuple(k for k in self.kernels if k.verdict == "slower")
+        return tuple(k for k in self.kernels if k.verdict == Verdict.SLOWER)
 
 
 def _lost(base: dict, change: dict) -> float:
@@ -162,7 +163,7 @@ def paired_points(db: Database, base_run: int, change_run: int) -> tuple[list[Pa
                 base=tuple(base["samples"]),
                 change=tuple(change["samples"]),
                 trials=tuple(pass_sizes(len(base["samples"]), base["passes"], base["pass_counts"])),
-                disturbed="disturbed" in base["flags"] or "disturbed" in change["flags"],
+                disturbed=Flag.DISTURBED in base["flags"] or Flag.DISTURBED in change["flags"],
                 lost=_lost(base, change),
             )
         )
@@ -183,13 +184,13 @@ def judge(
         trials = [p.trial_ratios() for p in pts]
         if sum(len(t) for t in trials) < MIN_REPLICATES:
             ratio = low = high = math.nan
-            verdict = "disturbed"
+            verdict = Verdict.DISTURBED
         else:
             change = paired_change([t for t in trials if len(t)], 1 - alpha)
             ratio, low, high = change.ratio, change.ci_low, change.ci_high
             verdict = band_verdict(ratio, low, high, threshold + margin)
-            if margin and verdict not in ("slower", "faster"):
-                verdict = "disturbed"
+            if margin and verdict not in MOVED:
+                verdict = Verdict.DISTURBED
         verdicts.append(
             KernelVerdict(
                 kernel=kernel,

@@ -24,16 +24,17 @@ import plotly.io as pio
 from ..comm.postal import PiecewisePostal
 from ..regress import Series
 from ..units import fmt_bytes, fmt_change, fmt_rate, fmt_seconds
+from ..verdicts import Verdict
 from .content import KernelContent
 
 PALETTE = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
 )  # fmt: skip
 VERDICT_COLOURS = {
-    "slower": "#c0392b",
-    "faster": "#27ae60",
-    "noisy": "#e69f00",
-    "unchanged": "#7f8c8d",
+    Verdict.SLOWER: "#c0392b",
+    Verdict.FASTER: "#27ae60",
+    Verdict.NOISY: "#e69f00",
+    Verdict.UNCHANGED: "#7f8c8d",
 }
 OTHER_VERDICT = "#34495e"
 CONFIG = {"displaylogo": False, "responsive": True, "toImageButtonOptions": {"scale": 2}}

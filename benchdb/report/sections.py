@@ -17,10 +17,11 @@ from ..comm.summary import REGIME_COLUMNS, CommSummary
 from ..regress import RunComparison
 from ..regress.pick import RunInfo, RunPick
 from ..units import fmt_bytes, fmt_change, fmt_seconds
+from ..verdicts import Verdict
 from . import charts, html
 from .content import KernelContent
 
-SEVERITY = ("slower", "faster", "noisy", "unchanged")
+SEVERITY = (Verdict.SLOWER, Verdict.FASTER, Verdict.NOISY, Verdict.UNCHANGED)
 """Verdicts from most to least worth a look: a kernel's dot shows the first that applies."""
 
 
@@ -70,16 +71,16 @@ def _verdict_line(result: RunComparison) -> tuple[str, str]:
         what = "kernel(s)" if not result.per_point else "point(s)"
         return (
             f"Regression: {len(result.regressions)} {what} slower ({names}). Kernels: {counts}.",
-            "slower",
+            Verdict.SLOWER,
         )
-    noisy = int((kernels["verdict"] == "noisy").sum())
+    noisy = int((kernels["verdict"] == Verdict.NOISY).sum())
     if noisy:
         return (
             f"No regression found, but {noisy} of {len(kernels)} kernels are noisy: the runs "
             f"differ too much to tell (re-measure on a quieter machine). Kernels: {counts}.",
-            "noisy",
+            Verdict.NOISY,
         )
-    return f"No regression. Kernels: {counts}.", "unchanged"
+    return f"No regression. Kernels: {counts}.", Verdict.UNCHANGED
 
 
 def summary_part(result: RunComparison, kernel_ids: dict[str, str]) -> str:
@@ -128,7 +129,7 @@ def summary_part(result: RunComparison, kernel_ids: dict[str, str]) -> str:
         )
     else:
         parts.append(html.para("Same software environment in both runs.", "note"))
-    changed = result.results[result.results["verdict"] != "unchanged"]
+    changed = result.results[result.results["verdict"] != Verdict.UNCHANGED]
     if len(changed):
         parts.append(
             html.details(

@@ -37,12 +37,13 @@ from benchdb.evidence import (
     most_disturbed,
     to_columns,
 )
+from benchdb.verdicts import Flag
 
 from ..probes import Probe
 from ..timing import RETAKES_PER_SAMPLE
 
 MAX_REPS = 1 << 22
-DISTURBED = "disturbed"  # fewer clean samples than asked for (as a collector flags it)
+DISTURBED = Flag.DISTURBED  # fewer clean samples than asked for (as a collector flags it)
 
 Runner = Callable[[int], float | Sequence[float]]
 

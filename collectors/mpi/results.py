@@ -30,6 +30,7 @@ from benchdb.environment import detect_environment
 from benchdb.machine import detect_machine
 from benchdb.runs import this_process_run
 from benchdb.stats import summarize
+from benchdb.verdicts import Flag
 
 from .. import resume
 from .collective_timing import Timed
@@ -109,7 +110,7 @@ def _row(run_id: int, p: CommPoint) -> CommMeasurement:
         t_median=st.t_median,
         t_iqr=st.t_iqr,
         t_cv=st.t_cv,
-        flags=[*p.flags, *(["noisy"] if st.noisy else [])],
+        flags=[*p.flags, *([Flag.NOISY] if st.noisy else [])],
     )
 
 

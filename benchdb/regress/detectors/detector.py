@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from ...plugin_registry import Registry
+from ...verdicts import Verdict
 
 DEFAULT_MIN_CHANGE = 0.05
 """Steps smaller than this relative change (5 %) are not reported, as in ``compare``."""
@@ -41,7 +42,7 @@ class Step:
 
     @property
     def direction(self) -> str:
-        return "slower" if self.after > self.before else "faster"
+        return Verdict.SLOWER if self.after > self.before else Verdict.FASTER
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "change": self.change, "direction": self.direction}

@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 
 from .db.engine import Database
 from .db.models import RUN_STATUSES as RUN_STATUSES  # re-exported: the states a run is in
-from .db.models import CommMeasurement, Machine, Measurement, Run, utcnow
+from .db.models import CommMeasurement, Machine, Measurement, Run, RunStatus, utcnow
 from .db.repo import register_environment, register_machine
 from .db.urls import redact_argv, redact_command
 from .environment import EnvironmentInfo, detect_environment
@@ -112,7 +112,7 @@ def this_process_run(
         config=slurm_jobs.with_current_job(config),
         hostname=socket.gethostname(),
         pid=os.getpid(),
-        ended_at=utcnow() if status == "complete" else None,
+        ended_at=utcnow() if status == RunStatus.COMPLETE else None,
     )
 
 
@@ -130,7 +130,7 @@ def start_run(
         return this_process_run(
             s,
             kind=kind,
-            status="running",
+            status=RunStatus.RUNNING,
             config=config,
             tags=tags or (),
             machine=machine,
@@ -159,7 +159,7 @@ class Outcome:
     ``complete``; the caller sets ``interrupted`` when it stops early (a time budget).
     """
 
-    status: str = "complete"
+    status: str = RunStatus.COMPLETE
 
 
 @contextmanager
@@ -171,13 +171,13 @@ def run_lifecycle(db: Database, run_id: int, *partners: int) -> Iterator[Outcome
     any other exception ``failed``, a normal end ``outcome.status``.
     """
     outcome = Outcome()
-    status = "failed"
+    status = RunStatus.FAILED
     try:
         with sigterm_as_exception():
             yield outcome
         status = outcome.status
     except KeyboardInterrupt:
-        status = "interrupted"
+        status = RunStatus.INTERRUPTED
         raise
     finally:
         finish_runs(db, (run_id, *partners), status)
@@ -212,7 +212,7 @@ def is_stale(run: Run) -> bool:
     """A ``running`` run whose process is gone (killed, power loss): a run of this host
     whose process id is free, or a run of a Slurm job that has ended (its process was on
     a node this one cannot see)."""
-    if run.status != "running":
+    if run.status != RunStatus.RUNNING:
         return False
     if run.hostname == socket.gethostname():
         return run.pid is None or not _pid_alive(run.pid)
@@ -223,10 +223,10 @@ def is_stale(run: Run) -> bool:
 def mark_stale_runs(db: Database) -> int:
     """Mark ``interrupted`` the ``running`` runs whose process is gone (:func:`is_stale`)."""
     with db.session() as s:
-        running = s.scalars(select(Run).where(Run.status == "running"))
+        running = s.scalars(select(Run).where(Run.status == RunStatus.RUNNING))
         stale = [r for r in running if is_stale(r)]
         for r in stale:
-            r.status = "interrupted"
+            r.status = RunStatus.INTERRUPTED
         return len(stale)
 
 

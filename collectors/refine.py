@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from benchdb.db.engine import Database
+from benchdb.db.models import RunStatus
 from benchdb.db.repo import kernel_version
 from benchdb.errors import UserError
 from benchdb.predict.basis import rate_basis
@@ -231,7 +232,7 @@ def refine(
     continued = _continue_unfinished(db, host, env, context, left(), observer)
     if continued is not None:
         rounds.append(continued)
-        if continued.sweep.status == "interrupted":
+        if continued.sweep.status == RunStatus.INTERRUPTED:
             return RefineResult(tuple(rounds), "time budget spent")
         current = None
     found: list[Gap] = []
@@ -263,7 +264,7 @@ def refine(
                 verified=True,
             )
             rounds.append(Round(index, tuple(new), result))
-            if result.status == "interrupted":
+            if result.status == RunStatus.INTERRUPTED:
                 return RefineResult(tuple(rounds), "time budget spent", tuple(found))
         current = None
     return RefineResult(tuple(rounds), f"{settings.max_rounds} rounds done", tuple(found))

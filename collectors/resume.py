@@ -25,12 +25,12 @@ import socket
 from sqlalchemy import select, update
 
 from benchdb.db.engine import Database
-from benchdb.db.models import Kernel, Machine, Measurement, Run
+from benchdb.db.models import Kernel, Machine, Measurement, Run, RunStatus
 from benchdb.errors import UserError
 from benchdb.runs import mark_stale_runs
 from benchdb.slurm import jobs as slurm_jobs
 
-RESUMABLE = ("interrupted", "failed")
+RESUMABLE = (RunStatus.INTERRUPTED, RunStatus.FAILED)
 RUN_KIND = "kernels"
 AB_MODE = "ab"  # config["mode"] of the two runs of ``benchdb ab``, continued only by it
 
@@ -43,7 +43,7 @@ def find_resumable(
     *,
     mode: str | None = None,
     kind: str = RUN_KIND,
-    statuses: tuple[str, ...] = ("interrupted",),
+    statuses: tuple[str, ...] = (RunStatus.INTERRUPTED,),
     node_class: bool = False,
 ) -> int | None:
     """The newest unfinished run (in ``statuses``) on this machine and environment of this
@@ -99,12 +99,12 @@ def check_explicit(db: Database, run_id: int, machine_fp: str, environment_fp: s
                 f"run {run_id} is one side of an A/B pair; run the same `benchdb ab` command "
                 "to continue it"
             )
-        if run.status == "complete":
+        if run.status == RunStatus.COMPLETE:
             raise UserError(
                 f"run {run_id} is already complete; run `benchdb collect` without --resume "
                 "for a new run"
             )
-        if run.status == "running":
+        if run.status == RunStatus.RUNNING:
             raise UserError(
                 f"run {run_id} is still running (pid {run.pid} on {run.hostname}); "
                 "wait for it or stop it first"
@@ -136,7 +136,7 @@ def claim(db: Database, *run_ids: int) -> bool:
                     update(Run)
                     .where(Run.id == run_id, Run.status.in_(RESUMABLE))
                     .values(
-                        status="running",
+                        status=RunStatus.RUNNING,
                         pid=os.getpid(),
                         hostname=socket.gethostname(),
                         ended_at=None,

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from benchdb.db.engine import Database
-from benchdb.db.models import Measurement
+from benchdb.db.models import Measurement, RunStatus
 from benchdb.db.repo import register_environment, register_kernel, register_machine
 from benchdb.environment import EnvironmentInfo, detect_environment
 from benchdb.errors import UserError
@@ -223,7 +223,7 @@ def run_sweep(
             if time_budget is not None:
                 ahead = expected(point) if expected is not None and measured else 0.0
                 if time.monotonic() - t0 + ahead >= time_budget:
-                    outcome.status = "interrupted"
+                    outcome.status = RunStatus.INTERRUPTED
                     break
             observer.point_started(point, pass_index)
             measure_point(db, run_id, point, plan, kernels, pass_index)

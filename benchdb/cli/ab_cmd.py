@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..db.models import RunStatus
 from ..errors import UserError
 from ..units import fmt_bytes, fmt_change, fmt_interval, fmt_seconds
 from ..verdicts import MOVED, Verdict
@@ -378,7 +379,7 @@ def _print(result: AbResult, judged: AbJudgement) -> None:
             f"`benchdb measurements show --run {result.runs['change']}` says why"
         )
     done = f"{result.measured} points measured on both sides in {fmt_seconds(result.elapsed_s)}"
-    if result.status == "interrupted":
+    if result.status == RunStatus.INTERRUPTED:
         err_console.print(
             f"{done}; time budget spent with {result.remaining} points left -- run the same "
             "command to continue"

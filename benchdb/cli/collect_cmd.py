@@ -24,6 +24,7 @@ from rich.progress import (
 )
 
 from ..collectors.estimate import estimate, measure_rates, pass_seconds
+from ..db.models import RunStatus
 from ..errors import UserError
 from ..evidence import set_aside_count
 from ..machine import detect_machine
@@ -488,7 +489,7 @@ def _print_summary(
     if disturbed is not None:
         err_console.print(disturbed, highlight=False, soft_wrap=True)
     done = f"{result.measured} point-passes measured in {fmt_seconds(result.elapsed_s)}"
-    if result.status == "interrupted":
+    if result.status == RunStatus.INTERRUPTED:
         err_console.print(
             f"{done}; time budget spent with {result.remaining} point-passes left -- "
             "run the same command to continue"

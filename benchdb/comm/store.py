@@ -33,7 +33,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..db.engine import Database
-from ..db.models import CommMeasurement, Model, Run
+from ..db.models import CommMeasurement, Model, Run, RunStatus
 from ..errors import UserError
 from ..hashing import content_hash
 from ..scope import Scope, resolve_scope
@@ -72,7 +72,9 @@ def latest_run(
             if run is None:
                 raise UserError(f"run {run_id} is not a comm run of {scope.label}")
         else:
-            run = s.scalars(stmt.where(Run.status == "complete").order_by(Run.id.desc())).first()
+            run = s.scalars(
+                stmt.where(Run.status == RunStatus.COMPLETE).order_by(Run.id.desc())
+            ).first()
             if run is None:
                 raise UserError(
                     f"{scope.label} has no communication data; run "

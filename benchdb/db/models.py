@@ -11,6 +11,7 @@ no difference.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import (
@@ -36,7 +37,17 @@ NAMING = {
     "pk": "pk_%(table_name)s",
 }
 
-RUN_STATUSES = ("running", "complete", "interrupted", "failed")
+
+class RunStatus(StrEnum):
+    """The states a run is in (``run.status``)."""
+
+    RUNNING = "running"
+    COMPLETE = "complete"
+    INTERRUPTED = "interrupted"  # Ctrl-C, SIGTERM, a time budget, or its process gone
+    FAILED = "failed"
+
+
+RUN_STATUSES = tuple(RunStatus)
 
 # The alembic revision that creates exactly this metadata.  Opening a database
 # already at this revision needs no alembic import (a fast `benchdb predict`);
@@ -133,7 +144,7 @@ class Run(Base):
     machine_id: Mapped[int] = mapped_column(ForeignKey("machine.id"), index=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environment.id"), index=True)
     kind: Mapped[str] = mapped_column(String(32), default="kernels")
-    status: Mapped[str] = mapped_column(String(16), default="running")
+    status: Mapped[str] = mapped_column(String(16), default=RunStatus.RUNNING)
     command: Mapped[str] = mapped_column(Text, default="")
     tags: Mapped[list[Any]] = mapped_column(JSON, default=list)
     config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)

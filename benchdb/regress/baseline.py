@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import select
 
 from ..db.engine import Database
-from ..db.models import Baseline, BaselineChange, Machine, Run, utcnow
+from ..db.models import Baseline, BaselineChange, Machine, Run, RunStatus, utcnow
 from ..errors import UserError
 from ..scope import resolve_scope
 from .describe import machine_summary, run_summary
@@ -67,7 +67,7 @@ def set_baseline(
                     f"{run.machine.node_class_id}, not on {scope.label}; a baseline must be a "
                     "run of its own class: drop --machine/--host or pick one of its runs"
                 )
-        if run.status == "running":
+        if run.status == RunStatus.RUNNING:
             raise UserError(f"run {run.id} is still running; pin it once it has finished")
         class_id = run.machine.node_class_id
         pinned = s.get(Baseline, class_id)

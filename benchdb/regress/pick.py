@@ -31,7 +31,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ..db.engine import Database
-from ..db.models import Baseline, Measurement, Run
+from ..db.models import Baseline, Measurement, Run, RunStatus
 from ..errors import UserError
 from ..runs import SUPPLEMENTS
 from ..scope import Scope, resolve_scope
@@ -163,7 +163,7 @@ def _not_taken(run: Run, wanted: Mapping[str, Any]) -> str:
     supplement = SUPPLEMENTS.get((run.config or {}).get("mode", ""))
     if supplement:
         return f"{supplement}, not a collection"
-    if run.status != "complete":
+    if run.status != RunStatus.COMPLETE:
         return f"{run.status}, not complete"
     differ = settings_difference(wanted, settings(run))
     return f"collected with other settings: {differ}" if differ else ""

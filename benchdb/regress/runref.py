@@ -19,7 +19,7 @@ from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
 from ..bounds import parse_run_id
-from ..db.models import Baseline, Measurement, Run
+from ..db.models import Baseline, Measurement, Run, RunStatus
 from ..errors import UserError
 from ..scope import Scope, resolve_scope, scope_of_run
 
@@ -30,7 +30,7 @@ def measured_runs(session: Session, scope: Scope | None = None) -> list[Run]:
     """Finished runs holding kernel measurements (of ``scope``), newest first."""
     stmt = (
         select(Run)
-        .where(Run.status != "running", exists().where(Measurement.run_id == Run.id))
+        .where(Run.status != RunStatus.RUNNING, exists().where(Measurement.run_id == Run.id))
         .order_by(Run.started_at.desc(), Run.id.desc())
     )
     if scope is not None:

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from benchdb.db.engine import Database
+from benchdb.db.models import RunStatus
 from benchdb.errors import UserError
 from benchdb.machine import MachineInfo, detect_machine
 from benchdb.runs import run_lifecycle
@@ -187,7 +188,7 @@ def run_ab(
         with run_lifecycle(db, runs["base"], runs["change"]) as outcome:
             for planned in todo:
                 if time_budget is not None and time.monotonic() - t0 >= time_budget:
-                    outcome.status = "interrupted"
+                    outcome.status = RunStatus.INTERRUPTED
                     break
                 observer.point_started(planned.point)
                 paired = measure_pair(

@@ -19,6 +19,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from benchdb.db.engine import Database
+from benchdb.db.models import RunStatus
 from benchdb.db.repo import register_environment, register_kernel, register_machine
 from benchdb.environment import EnvironmentInfo
 from benchdb.errors import UserError
@@ -32,7 +33,6 @@ from ..sweep import new_uuid
 from .protocol import SIDES, Side, kernel_from_json
 
 AB_TAG = "ab"
-RESUMABLE = ("interrupted", "failed")
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def open_pair(
         machine_id = register_machine(s, machine).id
         base_env = register_environment(s, plans["base"].environment).id
     found = resume.find_resumable(
-        db, machine_id, base_env, key, mode=resume.AB_MODE, statuses=RESUMABLE
+        db, machine_id, base_env, key, mode=resume.AB_MODE, statuses=resume.RESUMABLE
     )
     pair = None if found is None else ab_pair(db, found)
     if pair is not None:
@@ -124,7 +124,7 @@ def open_pair(
             runs[side] = this_process_run(
                 s,
                 kind=resume.RUN_KIND,
-                status="running",
+                status=RunStatus.RUNNING,
                 config=config,
                 tags=[*tags, AB_TAG, f"{AB_TAG}:{side}"],
                 machine=machine,

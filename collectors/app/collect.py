@@ -19,7 +19,7 @@ from typing import Any
 from benchdb.app.decomposition import check_decomposition
 from benchdb.app.model import AppCase
 from benchdb.db.engine import Database
-from benchdb.db.models import AppRun
+from benchdb.db.models import AppRun, RunStatus
 from benchdb.errors import UserError
 from benchdb.machine import available_memory_bytes, detect_machine
 from benchdb.runs import this_process_run
@@ -158,7 +158,7 @@ def store_runs(
     """One ``run`` row and the ``app_run`` rows ``rows(run_id)`` makes, in one
     transaction; their ids."""
     with db.session() as s:
-        run = this_process_run(s, kind=kind, status="complete", config=config, tags=tags)
+        run = this_process_run(s, kind=kind, status=RunStatus.COMPLETE, config=config, tags=tags)
         made = rows(run.id)
         s.add_all(made)
         s.flush()

@@ -24,7 +24,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from benchdb.db.engine import Database
-from benchdb.db.models import CommMeasurement, Run
+from benchdb.db.models import CommMeasurement, Run, RunStatus
 from benchdb.db.repo import register_environment, register_machine
 from benchdb.environment import detect_environment
 from benchdb.machine import detect_machine
@@ -123,7 +123,7 @@ def write_run(
 ) -> int:
     """Insert a complete run and every point in one transaction (imports, tests); its id."""
     with db.session() as s:
-        run = _new_run(s, "complete", config, tags)
+        run = _new_run(s, RunStatus.COMPLETE, config, tags)
         s.add_all(_row(run.id, p) for p in points)
         return run.id
 
@@ -163,7 +163,7 @@ def open_run(db: Database, config: dict[str, Any], tags: list[str]) -> OpenedRun
             )  # fmt: skip
         return OpenedRun(found, True, done)
     with db.session() as s:
-        return OpenedRun(_new_run(s, "running", config, tags).id, False, frozenset())
+        return OpenedRun(_new_run(s, RunStatus.RUNNING, config, tags).id, False, frozenset())
 
 
 def write_point(db: Database, run_id: int, point: CommPoint) -> None:

@@ -229,10 +229,12 @@ def test_the_password_is_in_no_output_file_script_or_row(
     how: str, secret: str, secret_url: str, tmp_path: Path
 ) -> None:
     """collect, runs list, measurements show, export, the Slurm scripts (dry runs, and one
-    submitted to a stand-in ``sbatch`` that records what it gets)."""
+    submitted to a stand-in ``sbatch`` that records what it gets, on the 2-node partition
+    a stand-in ``sinfo`` lists: the checks before submitting ask for it)."""
     record = tmp_path / "sbatch-got"
     stand_ins = tmp_path / "bin"
     _stand_in(stand_ins, "sbatch", f"cat >{record}.script\nenv >{record}.env\necho 4242")
+    _stand_in(stand_ins, "sinfo", "printf 'debug* n1 2 16000\\ndebug* n2 2 16000\\n'")  # 2 nodes
     cli = Cli(how, secret_url, tmp_path, stand_ins)
     cli("collect", "--kernels", "stream.triad", "--footprints", "16KiB", "--quick", "-q")
     cli("runs", "list")

@@ -16,7 +16,10 @@ It prints, per code and method, the median, 90th percentile and maximum of
 same points measured twice, in two collections minutes apart, |b / a - 1| (the
 test-retest scatter), and the ratios error / floor, median over median and p90
 over p90 (issue 32's criterion: within 1.3x quiet, 1.5x under the bursty
-condition).
+condition).  Each held-out collection also measures again four of the sweep's own
+squares (spread over its footprints, chosen by rule): their change from the sweep,
+signed, is how far the host moved between the sweep and the held-out shapes, which
+the floor of two collections minutes apart does not see and the prediction does.
 
 ``--condition`` runs every collection with the co-runners of
 ``co_runners.py`` (bursty, saturated, memory); ``--refine SECONDS`` runs
@@ -61,6 +64,8 @@ from benchdb.shapes import shape_key
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "examples" / "shallow_fortran" / "benchdb.toml"
 ASPECTS = (3.0, 1 / 2, 5 / 3, 2 / 5, 2.0, 1 / 3)
+RETEST_SQUARES = 4  # of the sweep's squares, measured again with the held-out shapes
+HELDOUT = ("heldout_a", "heldout_b")
 CODES = {
     "fortran": ("--program", str(SPEC), "shallowf90"),
     "numba": ("--kernels", "shallow", "shallow"),
@@ -98,16 +103,23 @@ def benchdb(*args: str) -> None:
     print(f"  {' '.join(args[:3])} ... done in {time.monotonic() - t0:.0f} s", flush=True)
 
 
+def sweep_squares(count: int) -> list[tuple[int, int]]:
+    """``count`` of the default sweep's squares, evenly spread over its footprints."""
+    plan = build_plan(detect_machine(), kernels=["shallow"])
+    squares = sorted({p.shape for p in plan.points if p.shape[0] == p.shape[1]})
+    return [squares[round((len(squares) - 1) * (i + 0.5) / count)] for i in range(count)]
+
+
 def collect_all(urls: dict[str, str], sizes: str, sweep: list[str], refine: float) -> None:
     """Each code's sweep (refined for ``refine`` seconds if given), then the held-out
-    shapes twice, the codes alternating."""
+    shapes (and the sweep's squares measured again) twice, the codes alternating."""
     for option, target, prefix in CODES.values():
         benchdb("collect", option, target, *sweep, "--quiet", "--db", urls["sweep"])
         if refine > 0:
             spec = [option, target] if option == "--program" else []
             benchdb("refine", *spec, "-k", prefix, "--time-budget", f"{refine:g}",
                     "--quiet", "--db", urls["sweep"])  # fmt: skip
-    for copy in ("heldout_a", "heldout_b"):
+    for copy in HELDOUT:
         for option, target, _ in CODES.values():
             benchdb("collect", option, target, "--sizes", sizes, "--quiet", "--db", urls[copy])
 
@@ -139,15 +151,15 @@ def main() -> None:
     args = parser.parse_args()
     work = (args.workdir or Path(tempfile.mkdtemp(prefix="heldout-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    urls = {
-        name: f"sqlite:///{work / f'{name}.sqlite'}" for name in ("sweep", "heldout_a", "heldout_b")
-    }
+    urls = {name: f"sqlite:///{work / f'{name}.sqlite'}" for name in ("sweep", *HELDOUT)}
     shapes = heldout_shapes(args.shapes)
-    sizes = ",".join(shape_key(s) for s in shapes)
+    squares = sweep_squares(RETEST_SQUARES)
+    sizes = ",".join(shape_key(s) for s in [*shapes, *squares])
     fp = [SHALLOW.footprint_bytes(s, "float64") for s in shapes]
     print(f"workdir {work}")
     print(f"held-out shapes ({len(shapes)}): {sizes}")
     print(f"their footprints: {', '.join(f'{f / 2**20:.3g} MiB' for f in fp)}")
+    print(f"the sweep's squares measured again: {', '.join(map(shape_key, squares))}")
     load_catalog([SPEC], installed=False)  # builds the program before anything is timed
     sweep = ["--quick"] if args.quick else []
     print(f"condition: {args.condition}")
@@ -157,9 +169,11 @@ def main() -> None:
     db = open_database(urls["sweep"])
     print()
     for code, (_, _, prefix) in CODES.items():
-        floor, errors = [], {m: [] for m in args.methods.split(",")}
+        floor, drift, errors = [], [], {m: [] for m in args.methods.split(",")}
         for loop in SHALLOW_LOOPS:
             kernel = f"{prefix}.{loop}"
+            swept = measured(urls["sweep"], kernel, squares)
+            drift += [measured(urls[c], kernel, squares) / swept - 1 for c in HELDOUT]
             a = measured(urls["heldout_a"], kernel, shapes)
             b = measured(urls["heldout_b"], kernel, shapes)
             floor.append(b / a - 1)
@@ -169,6 +183,11 @@ def main() -> None:
         for method, errs in errors.items():
             print(f"{code:8s} {method:7s} prediction  {summary(np.concatenate(errs))}")
         print(f"{code:8s} floor   measured twice {summary(np.concatenate(floor))}")
+        moved = np.concatenate(drift)
+        print(
+            f"{code:8s} drift   sweep's squares again {summary(moved)}  "
+            f"signed median {100 * np.nanmedian(moved):+.1f} %"
+        )
         for method, errs in errors.items():
             print(f"{code:8s} {method:7s} error / floor  {ratios(errs, floor)}")
         if args.detail:

@@ -1,9 +1,11 @@
-"""examples/ci/compare-change.sh, the steps of the example workflow, run as CI runs them.
+"""examples/ci's scripts, the steps of the example workflow, run as CI runs them.
 
-Two checkouts (here: two folders, nothing to install) are collected into one database
-with a small sweep of a built-in kernel, then compared from the change's folder, whose
-benchdb.toml must set the threshold.  The workflow file itself is GitHub's to run; its
-steps call only this script, ``gh`` and shell.
+compare-change.sh: two checkouts (here: two folders, nothing to install) are collected
+into one database with a small sweep of a built-in kernel, then compared from the
+change's folder, whose benchdb.toml must set the threshold.  ab-change.sh: the tiny
+project's history (a no-op commit, a 10 % slowdown commit) measured in ``benchdb ab``
+runs.  The workflow file itself is GitHub's to run; its steps call only these
+scripts, ``gh`` and shell.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from .conftest import EXAMPLES
 SCRIPT = EXAMPLES / "ci" / "compare-change.sh"
 
 
-def run(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str, env: dict[str, str], cwd: Path, script: Path = SCRIPT
+) -> subprocess.CompletedProcess[str]:
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # benchdb
     return subprocess.run(
-        ["bash", str(SCRIPT), *args],
+        ["bash", str(script), *args],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -69,3 +73,70 @@ def test_a_bad_number_of_base_runs_is_one_line_exit_2_and_collects_nothing(
 def test_missing_arguments_are_exit_2(tmp_path: Path) -> None:
     proc = run(env={}, cwd=tmp_path)
     assert proc.returncode == 2 and "usage:" in proc.stderr
+
+
+AB_SCRIPT = EXAMPLES / "ci" / "ab-change.sh"
+TINY = EXAMPLES / "ci" / "tiny_project" / "kernels.py"
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def _tiny_history(repo: Path) -> dict[str, Path]:
+    """The tiny project as a pull request's history, each commit checked out on its own:
+    the base, a no-op commit on top of it, then a 10 % slowdown."""
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    text = TINY.read_text()
+    edits = {
+        "base": text,
+        "noop": text.replace("than the shape says, which", "than the shape says -- which", 1),
+        "slow": text.replace("\nWORK = 1.0\n", "\nWORK = 1.1\n", 1),
+    }
+    assert len(set(edits.values())) == 3
+    checkouts = {}
+    for name, body in edits.items():
+        (repo / "kernels.py").write_text(body)
+        _git(repo, "add", "kernels.py")
+        _git(repo, "-c", "user.name=ci", "-c", "user.email=ci@example.org", "commit", "-qm", name)
+        checkouts[name] = repo.parent / name
+        _git(
+            repo,
+            "worktree",
+            "add",
+            "-q",
+            "--detach",
+            str(checkouts[name]),
+            _git(repo, "rev-parse", "HEAD"),
+        )
+    return checkouts
+
+
+def test_ab_passes_the_no_op_commit_and_fails_the_slowdown(tmp_path: Path) -> None:
+    """examples/ci/ab-change.sh end to end, as the issue asks: a tiny project (its kernels a
+    plugin file) with a no-op commit and a deliberate 10 % slowdown commit."""
+    checkouts = _tiny_history(tmp_path / "repo")
+    env = {
+        "BENCHDB_PACKAGE": "",  # the project's kernels are a file: no virtualenvs
+        "BENCHDB_PLUGIN": "kernels.py",
+        "BENCHDB_AB": "--footprints 16KiB,64KiB,256KiB --trials 5 --sample-time 0.005",
+    }
+    results = {}
+    for base, change in (("base", "noop"), ("noop", "slow")):
+        env["BENCHDB_URL"] = f"sqlite:///{tmp_path / f'{change}.sqlite'}"
+        comment = tmp_path / f"{change}.md"
+        proc = run(
+            str(checkouts[base]),
+            str(checkouts[change]),
+            str(comment),
+            env=env,
+            script=AB_SCRIPT,
+            cwd=tmp_path,
+        )
+        results[change] = (proc.returncode, comment.read_text(), proc.stderr)
+    assert results["noop"][0] == 0, results["noop"]
+    assert results["slow"][0] == 1, results["slow"]
+    assert "tiny.poly" in results["slow"][1] and "**slower**" in results["slow"][1]

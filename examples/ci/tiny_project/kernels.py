@@ -1,0 +1,50 @@
+"""The tiny project of the CI example (examples/ci/README.md): a project whose kernels
+are this benchdb plugin file, so ``ab-change.sh`` needs no virtualenvs
+(``BENCHDB_PACKAGE=""``, ``BENCHDB_PLUGIN=kernels.py``).
+
+``tests/examples/test_ci_example.py`` commits it three times, as a pull request's
+history would: as it is; with this docstring's last line changed (a no-op); and with
+``WORK = 1.1`` (a deliberate 10 % slowdown: the loop runs over 10 % more elements
+than the shape says, which no comparison can see but in the time).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from benchdb.kernels.plugin import Layout, PluginKernel
+
+BENCHDB_PLUGIN = "tiny"
+WORK = 1.0
+
+
+def setup(shape, precision):
+    n = max(shape[0], round(shape[0] * WORK))
+    x = np.random.default_rng(0).random(n).astype(precision)
+    return x, np.empty_like(x)
+
+
+def poly(x, y, r):
+    for i in range(x.size):
+        v = x[i]
+        y[i] = (((0.5 * v + 0.25) * v + 0.125) * v + 0.0625) * v + 0.03125
+
+
+def poly_ref(state, r):
+    x, y = state
+    y[:] = (((0.5 * x + 0.25) * x + 0.125) * x + 0.0625) * x + 0.03125
+
+
+BENCHDB_KERNELS = [
+    PluginKernel(
+        name="poly",
+        setup=setup,
+        step=poly,
+        reference=poly_ref,
+        flops=8,
+        loads=1,
+        stores=1,
+        layout=Layout(extents=("n",), arrays=2, updates="n", contiguous="n"),
+        description="a degree-4 polynomial at every element (Horner)",
+        precisions=("float64",),
+    )
+]

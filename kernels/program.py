@@ -30,6 +30,7 @@ from .geometry import Geometry, itemsize
 from .protocol import ProgramOutput, ProtocolError, parse_output
 from .spec import ProgramSpec
 
+_MAX_POLL_MS = 2**31 - 1  # poll(2) takes an int of milliseconds: 24 days
 CHECK_EXTENT = 16  # the preflight run's extent (or min_extent where that is larger)
 BUILD_TIMEOUT_S = 1800.0
 
@@ -138,7 +139,8 @@ def run_command(
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             raise PointFailure(f"timed out after {timeout:g} s (the spec's timeout)") from None
-        schedstat = _zombie_schedstat(proc.pid)
+        # reaped already where pidfd_open is missing: its pid may be another process's now
+        schedstat = _zombie_schedstat(proc.pid) if proc.returncode is None else None
         proc.wait()
         stdout, stderr = (_text(f) for f in (out, err))
     if proc.returncode != 0:
@@ -162,7 +164,7 @@ def _exited(proc: subprocess.Popen, timeout: float) -> bool:
     try:
         poller = select.poll()
         poller.register(pidfd, select.POLLIN)
-        return bool(poller.poll(timeout * 1000))
+        return bool(poller.poll(min(timeout * 1000, _MAX_POLL_MS)))
     finally:
         os.close(pidfd)
 

@@ -8,26 +8,12 @@ both runs or neither.  Real SQLite file and the PostgreSQL of ``postgres_url``.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from benchdb.collectors import resume
 
-from benchdb.db.engine import Database, open_database
+from benchdb.db.engine import Database
 from benchdb.db.models import Run
 from benchdb.runs import run_lifecycle, this_process_run
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Database:
-    url = (
-        f"sqlite:///{tmp_path / 'b.sqlite'}"
-        if request.param == "sqlite"
-        else request.getfixturevalue("postgres_url")
-    )
-    database = open_database(url)
-    request.addfinalizer(database.close)
-    return database
 
 
 def _pair(db: Database, base: str, change: str) -> tuple[int, int]:

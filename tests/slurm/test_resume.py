@@ -14,13 +14,12 @@ the job a process runs in is what Slurm sets in its environment, ``SLURM_JOB_ID`
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 from benchdb.collectors import resume
 from benchdb.collectors.mpi.results import RUN_KIND as COMM
 
-from benchdb.db.engine import Database, open_database
+from benchdb.db.engine import Database
 from benchdb.db.models import Run
 from benchdb.db.repo import register_environment, register_machine
 from benchdb.environment import detect_environment
@@ -29,18 +28,6 @@ from benchdb.runs import this_process_run
 from benchdb.slurm.jobs import CONFIG_KEY, JOB_VAR
 
 PLAN = "plan-hash-1"
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Database:
-    url = (
-        f"sqlite:///{tmp_path / 'b.sqlite'}"
-        if request.param == "sqlite"
-        else request.getfixturevalue("postgres_url")
-    )
-    database = open_database(url)
-    request.addfinalizer(database.close)
-    return database
 
 
 def _host(name: str, **changes: object) -> MachineInfo:

@@ -31,7 +31,8 @@ def counts(url: str) -> dict[str, int]:
 
 
 def runs(url: str) -> list[dict]:
-    """Every run: its points as (kernel, shape_key, threads, precision), passes, sample counts."""
+    """Every run: its points as (kernel, shape_key, threads, precision), passes, sample
+    counts, flags."""
     db = open_database(url)
     try:
         with db.session() as s:
@@ -46,6 +47,7 @@ def runs(url: str) -> list[dict]:
                         Measurement.precision,
                         Measurement.passes,
                         func.json_array_length(Measurement.samples),
+                        Measurement.flags,
                     )
                     .join(Kernel, Measurement.kernel_id == Kernel.id)
                     .where(Measurement.run_id == run.id)
@@ -60,6 +62,7 @@ def runs(url: str) -> list[dict]:
                         "points": [tuple(r[1:5]) for r in rows],
                         "passes": [r[5] for r in rows],
                         "sample_counts": [r[6] for r in rows],
+                        "flags": [r[7] for r in rows],
                     }
                 )
             return out

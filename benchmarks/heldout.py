@@ -2,8 +2,9 @@
 
 In a scratch directory:
 
-1. the held-out shapes (default the twelve odd shapes of ``ISSUE_SHAPES``; none of
-   them may be in the sweep) into ``heldout.sqlite``, by the sweep's collector, in two
+1. the held-out shapes (default the twelve shapes of ``ISSUE_SHAPES``, less any this
+   machine's sweep measures itself, named when it starts; given ones may not be in
+   the sweep) into ``heldout.sqlite``, by the sweep's collector, in two
    passes *interleaved*: each shape is measured again right after the next
    shape's first measurement (A1 B1 A2 C1 B2 ..., :meth:`SweepPlan.schedule`),
    so that a slow spell of the host falls on a shape and on its repeat alike;
@@ -102,12 +103,17 @@ class Setup:
     methods: tuple[str, ...]
     refine_s: float
     rows_2x: bool  # also predict without the rectangles beyond rows 2x (the sweep before)
+    left_out: tuple[str, ...] = ()  # default shapes this machine's sweep measures itself
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--family", default="shallow", help="kernel family to sweep (shallow)")
-    parser.add_argument("--shapes", default=ISSUE_SHAPES, help="held-out shapes, comma-separated")
+    parser.add_argument(
+        "--shapes",
+        help="held-out shapes, comma-separated (default: issue 24's twelve, less any the "
+        "sweep measures on this machine)",
+    )
     parser.add_argument("--kernels", help="kernels to check (default: the family's loops)")
     parser.add_argument("--methods", default="pchip,linear,logcurve", help="prediction methods")
     parser.add_argument("--quick", action="store_true", help="the quick sweep and sample time")
@@ -142,18 +148,20 @@ def check(args: argparse.Namespace) -> Setup:
     for m in methods:
         METHODS.get(m)
     ndim = benches[0].geometry.ndim
-    shapes = tuple(parse_shape(s, ndim) for s in args.shapes.split(",") if s.strip())
+    given = ISSUE_SHAPES if args.shapes is None else args.shapes
+    shapes = tuple(parse_shape(s, ndim) for s in given.split(",") if s.strip())
     if not shapes:
         raise UserError("--shapes is empty; write e.g. --shapes 37x611,333x333")
     machine = detect_machine()
     sweep = build_plan(machine, kernels=[args.family], quick=args.quick)
     swept = {shape_key(p.shape) for p in sweep.points}
-    inside = [shape_key(s) for s in shapes if shape_key(s) in swept]
-    if inside:
+    inside = tuple(shape_key(s) for s in shapes if shape_key(s) in swept)
+    if inside and args.shapes is not None:
         raise UserError(
             f"--shapes {','.join(inside)}: the sweep measures these itself; held-out shapes "
             "must not be in it"
         )
+    shapes = tuple(s for s in shapes if shape_key(s) not in inside)  # the default's, by rule
     anchors = _anchors(sweep, shapes)
     steps = _row_steps(sweep, shapes)
     # each shape beside its row step, so that the two are measured seconds apart
@@ -183,6 +191,7 @@ def check(args: argparse.Namespace) -> Setup:
         methods,
         args.refine,
         args.rows_2x_only,
+        inside,
     )
 
 
@@ -433,6 +442,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"workdir {setup.work}")
     print(f"held-out shapes ({len(setup.shapes)}): {','.join(map(shape_key, setup.shapes))}")
+    if setup.left_out:
+        print(f"left out, the sweep measures them on this machine: {','.join(setup.left_out)}")
     t0 = time.monotonic()
     urls = collect(setup)
     print(f"collected in {time.monotonic() - t0:.0f} s\n", flush=True)

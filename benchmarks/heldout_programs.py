@@ -157,7 +157,7 @@ def main() -> None:
     sizes = ",".join(shape_key(s) for s in [*shapes, *squares])
     fp = [SHALLOW.footprint_bytes(s, "float64") for s in shapes]
     print(f"workdir {work}")
-    print(f"held-out shapes ({len(shapes)}): {sizes}")
+    print(f"held-out shapes ({len(shapes)}): {','.join(map(shape_key, shapes))}")
     print(f"their footprints: {', '.join(f'{f / 2**20:.3g} MiB' for f in fp)}")
     print(f"the sweep's squares measured again: {', '.join(map(shape_key, squares))}")
     load_catalog([SPEC], installed=False)  # builds the program before anything is timed

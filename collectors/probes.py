@@ -213,6 +213,5 @@ class ChildProbe(Probe):
 
     def _lost(self, wall: float, cpu: float, wait: float | None, steal: float | None) -> float:
         self._start_s = min(self._start_s, wall - cpu)
-        if wait is not None:
-            return max(wait, steal or 0.0)
-        return max(0.0, wall - cpu - self._start_s, steal or 0.0)
+        # without the child's delay, what its start-up gap leaves uncovered is lost
+        return super()._lost(wall - self._start_s, cpu, wait, steal)

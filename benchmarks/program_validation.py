@@ -21,6 +21,9 @@ Against CPU time a rank waiting in an exchange counts only while it polls
 The database must hold a sweep of the program (``benchdb collect --program``)
 that does not contain the grids' blocks, and communication parameters
 (``benchdb comm collect --ranks 2`` + ``benchdb comm fit``, or --machine-file).
+Runs on P ranks are predicted from the loop curves of P copies at once (``benchdb
+app calibrate --program --ranks P``) where the database holds them; the error
+with one process's curves is printed beside it.
 
     python benchmarks/program_validation.py --program examples/shallow_mpi/benchdb.toml \
         --db sqlite:///v.db --grids 80x80:20000,600x400:300,1500x1200:40 [--repeats 3]
@@ -45,6 +48,7 @@ from benchdb.app.measured_runs import app_run_summary
 from benchdb.app.model import AppCase, ModelOptions, predict_app
 from benchdb.app.program_app import load_program, program_application, program_case
 from benchdb.db.engine import open_database
+from benchdb.errors import UserError
 from benchdb.shapes import parse_shape
 
 
@@ -75,7 +79,11 @@ def main() -> None:
         grid_text, steps = item.split(":")
         grid = parse_shape(grid_text, 2)
         cases = [program_case(spec, AppCase(grid, d, int(steps))) for d in decomps]
-        preds = predict_app(db, cases, comm, ModelOptions(), app)
+        single = predict_app(db, cases, comm, ModelOptions(populated=False), app)
+        try:
+            preds = predict_app(db, cases, comm, ModelOptions(), app)
+        except UserError:  # no populated curves: one process's for every case
+            preds = single
         runs: dict[str, list[dict]] = {d.key: [] for d in decomps}
         for _ in range(args.repeats):
             for case in cases:
@@ -84,7 +92,7 @@ def main() -> None:
                 planned = plan_program_run(spec, req)
                 run_id = store_program_run(db, planned, execute_program_run(planned))
                 runs[case.decomp.key].append(app_run_summary(db, run_id))
-        for case, pred in zip(cases, preds, strict=True):
+        for case, pred, one in zip(cases, preds, single, strict=True):
             measured = sorted(runs[case.decomp.key], key=lambda r: r["total_s"])
             median = measured[len(measured) // 2]
             total = statistics.median(r["total_s"] for r in measured)
@@ -108,16 +116,19 @@ def main() -> None:
                         r["cpu_s"] / r["total_s"] if r["cpu_s"] is not None else None
                         for r in runs[case.decomp.key]
                     ],
+                    "context": pred.context,
                     "error": pred.total_s / total - 1,
+                    "single_process_error": one.total_s / total - 1,
                     "cpu_error": _cpu_error(pred.total_s, runs[case.decomp.key]),
                 }
             )
     if args.json:
         print(json.dumps(rows, indent=1))
         return
-    print("| grid (steps) | decomp | local | predicted: loops + exchanges | measured median: "
-          "loops + exchanges | runs (CPU share) | error | vs CPU time |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|")
+    print("| grid (steps) | decomp | local | curves | predicted: loops + exchanges | measured "
+          "median: loops + exchanges | runs (CPU share) | error | with 1-process curves | "
+          "vs CPU time |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         runs_text = ", ".join(
             f"{t:.3f} ({100 * c:.0f} %)" if c is not None else f"{t:.3f}"
@@ -125,10 +136,10 @@ def main() -> None:
         )
         print(
             f"| {r['grid']} ({r['steps']}) | {r['decomposition']} | {r['local']} | "
-            f"{r['predicted_s']:.3f} s: {r['predicted_loops_s']:.3f} + "
+            f"{r['context']} | {r['predicted_s']:.3f} s: {r['predicted_loops_s']:.3f} + "
             f"{r['predicted_exchanges_s']:.3f} | {r['measured_s']:.3f} s: "
             f"{r['measured_loops_s']:.3f} + {r['measured_exchanges_s']:.3f} | {runs_text} | "
-            f"{100 * r['error']:+.1f} % | "
+            f"{100 * r['error']:+.1f} % | {100 * r['single_process_error']:+.1f} % | "
             + (f"{100 * r['cpu_error']:+.1f} % |" if r["cpu_error"] is not None else "- |")
         )
 

@@ -180,9 +180,16 @@ def _checksum_reason(stored: float | None, new: float | None, passes: int) -> st
 
 
 def new_row(
-    run_id: int, point: Point, points: int, info: KernelInfo, kernel_id: int, placement: str
+    run_id: int,
+    point: Point,
+    points: int,
+    info: KernelInfo,
+    kernel_id: int,
+    placement: str,
+    context: str | None = None,
 ) -> Measurement:
-    """An empty row of one kernel at ``point`` (no pass recorded yet)."""
+    """An empty row of one kernel at ``point`` (no pass recorded yet); ``context``: the
+    timing context, where not the kernel's own (a populated node's curves)."""
     return Measurement(
         run_id=run_id,
         kernel_id=kernel_id,
@@ -193,7 +200,7 @@ def new_row(
         threads=point.threads,
         placement=placement,
         precision=point.precision,
-        context=context_of(point, info),
+        context=context or context_of(point, info),
         repetitions=0,
         passes=0,
         samples=[],
@@ -212,13 +219,14 @@ def measurement_rows(
     timing: PointTiming,
     placement: str,
     kernels: Mapping[str, tuple[int, KernelInfo]],
+    context: str | None = None,
 ) -> list[Measurement]:
     """One row per kernel timed at ``point`` (its first pass); ``points``: points per
-    repetition by kernel; ``kernels``: name -> (id, info)."""
+    repetition by kernel; ``kernels``: name -> (id, info); ``context``: see :func:`new_row`."""
     rows = []
     for name in timing.samples:
         kernel_id, info = kernels[name]
-        row = new_row(run_id, point, points[name], info, kernel_id, placement)
+        row = new_row(run_id, point, points[name], info, kernel_id, placement, context)
         add_pass(row, timing, kernels)
         rows.append(row)
     return rows
@@ -231,12 +239,13 @@ def failed_rows(
     reason: str,
     placement: str,
     kernels: Mapping[str, tuple[int, KernelInfo]],
+    context: str | None = None,
 ) -> list[Measurement]:
     """Rows for ``point``'s kernels when its first pass failed: invalid, with ``reason``."""
     rows = []
     for name, n in points.items():
         kernel_id, info = kernels[name]
-        row = new_row(run_id, point, n, info, kernel_id, placement)
+        row = new_row(run_id, point, n, info, kernel_id, placement, context)
         add_failure(row, reason, kernels)
         rows.append(row)
     return rows

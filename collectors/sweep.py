@@ -135,7 +135,7 @@ def verify_plan(plan: SweepPlan) -> list[Verification]:
     return found
 
 
-def _register_kernels(db: Database, plan: SweepPlan) -> dict[str, tuple[int, KernelInfo]]:
+def register_plan_kernels(db: Database, plan: SweepPlan) -> dict[str, tuple[int, KernelInfo]]:
     infos = [k for bench in plan.benchmarks() for k in bench.kernels]
     with db.session() as s:
         return {k.name: (register_kernel(s, k).id, k) for k in infos}
@@ -148,12 +148,14 @@ def measure_point(
     plan: SweepPlan,
     kernels: dict[str, tuple[int, KernelInfo]],
     pass_index: int = 0,
+    context: str | None = None,
 ) -> None:
     """Prepare, time and commit one pass of one point (one transaction).
 
     The first pass creates the point's rows; a later one appends its samples.
     A pass that fails (:class:`~benchdb.kernels.api.PointFailure`) is recorded
-    as the reason the point is invalid.
+    as the reason the point is invalid.  ``context``: the rows' timing context, where
+    not the kernels' own (:func:`.record.new_row`).
     """
     bench = plan.catalog.get(point.benchmark)
     points = bench.kernel_points(point.shape)
@@ -168,9 +170,9 @@ def measure_point(
     with db.session() as s:
         if pass_index == 0:
             s.add_all(
-                failed_rows(run_id, point, points, failure, placement, kernels)
+                failed_rows(run_id, point, points, failure, placement, kernels, context)
                 if failure is not None
-                else measurement_rows(run_id, point, points, timing, placement, kernels)
+                else measurement_rows(run_id, point, points, timing, placement, kernels, context)
             )
             return
         ids = [kernels[k.name][0] for k in bench.kernels]
@@ -212,7 +214,7 @@ def run_sweep(
     if not verified:
         verify_plan(plan)
     ctx = context or detect_context()
-    kernels = _register_kernels(db, plan)
+    kernels = register_plan_kernels(db, plan)
     run_id, resumed = _open_run(db, plan, ctx, resume_run, tags)
     measured = 0
     with run_lifecycle(db, run_id) as outcome:

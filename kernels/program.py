@@ -3,9 +3,10 @@
 The program times its loops itself, inside its time step (paper 003,
 section V), and prints them in the line protocol of :mod:`.protocol`; each
 call of :meth:`ProgramPrepared.run` is one run of the program with ``{reps}``
-timed repetitions, so a sample never includes the program's start-up,
-allocation or warm-up.  The kernels' ``source_hash`` covers the spec file and
-the binary: rebuilt code or an edited spec is a new version of every kernel.
+timed repetitions (or of several copies at once: a populated node), so a
+sample never includes the program's start-up, allocation or warm-up.  The
+kernels' ``source_hash`` covers the spec file and the binary: rebuilt code or
+an edited spec is a new version of every kernel.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import IO
@@ -119,35 +121,75 @@ def run_command(
 ) -> CommandResult:
     """Run ``argv`` to the end; its standard output and schedstat, or
     :class:`PointFailure` saying why it did not start, ran past ``timeout`` seconds (the
-    spec's) or failed.
+    spec's) or failed (:func:`run_commands` with one command)."""
+    return run_commands([argv], cwd, env, timeout)[0]
 
-    The command runs in its own process group, so a timeout stops it and anything it
-    started (an ``mpiexec`` and its ranks).  Its output goes to temporary files, so that
-    nothing has to read it while it runs: the process is waited for without being
-    reaped, and its schedstat read while it is a zombie (its run-queue delay is gone
-    once it is reaped).
+
+def run_commands(
+    argvs: Sequence[list[str]],
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    cpus: Sequence[int] = (),
+) -> list[CommandResult]:
+    """Start every command of ``argvs`` at once and run them to the end; each one's
+    standard output and schedstat, or :class:`PointFailure` saying why one did not
+    start, ran past ``timeout`` seconds (the spec's) or failed.  ``cpus``: pin command
+    ``i`` to CPU ``cpus[i]`` (a populated node's ranks, one a core).
+
+    Each command runs in its own process group, so a timeout stops it and anything it
+    started (an ``mpiexec`` and its ranks).  Their output goes to temporary files, so
+    that nothing has to read it while they run: each process is waited for without
+    being reaped, and its schedstat read while it is a zombie (its run-queue delay is
+    gone once it is reaped).
     """
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        try:
-            proc = subprocess.Popen(
-                argv, cwd=cwd, env=dict(env), stdout=out, stderr=err, start_new_session=True
+    deadline = time.monotonic() + timeout
+    with contextlib.ExitStack() as stack:
+        files = [
+            (
+                stack.enter_context(tempfile.TemporaryFile()),
+                stack.enter_context(tempfile.TemporaryFile()),
             )
-        except OSError as exc:
-            raise PointFailure(f"cannot start {argv[0]!r}: {exc.strerror}") from None
-        if not _exited(proc, timeout):
+            for _ in argvs
+        ]
+        procs: list[subprocess.Popen] = []
+        stack.callback(_stop, procs)  # a failure below leaves nothing running
+        for i, (argv, (out, err)) in enumerate(zip(argvs, files, strict=True)):
+            try:
+                proc = subprocess.Popen(
+                    argv, cwd=cwd, env=dict(env), stdout=out, stderr=err, start_new_session=True
+                )
+            except OSError as exc:
+                raise PointFailure(f"cannot start {argv[0]!r}: {exc.strerror}") from None
+            procs.append(proc)
+            if cpus:
+                with contextlib.suppress(OSError):  # it may have ended just now
+                    os.sched_setaffinity(proc.pid, {cpus[i]})
+        schedstats = []
+        for proc in procs:
+            if not _exited(proc, max(0.0, deadline - time.monotonic())):
+                raise PointFailure(f"timed out after {timeout:g} s (the spec's timeout)")
+            # reaped already where pidfd_open is missing: its pid may be another process's now
+            schedstats.append(_zombie_schedstat(proc.pid) if proc.returncode is None else None)
+        results = []
+        for proc, (out, err), schedstat in zip(procs, files, schedstats, strict=True):
+            proc.wait()
+            stdout, stderr = _text(out), _text(err)
+            if proc.returncode != 0:
+                raise PointFailure(
+                    f"{exit_status(proc.returncode)}: {cause(stderr if stderr.strip() else stdout)}"
+                )
+            results.append(CommandResult(stdout, schedstat))
+        return results
+
+
+def _stop(procs: Sequence[subprocess.Popen]) -> None:
+    """Kill the process group of every command still running, and reap them all."""
+    for proc in procs:
+        if proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):  # it may have ended just now
                 os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise PointFailure(f"timed out after {timeout:g} s (the spec's timeout)") from None
-        # reaped already where pidfd_open is missing: its pid may be another process's now
-        schedstat = _zombie_schedstat(proc.pid) if proc.returncode is None else None
         proc.wait()
-        stdout, stderr = (_text(f) for f in (out, err))
-    if proc.returncode != 0:
-        raise PointFailure(
-            f"{exit_status(proc.returncode)}: {cause(stderr if stderr.strip() else stdout)}"
-        )
-    return CommandResult(stdout, schedstat)
 
 
 def _exited(proc: subprocess.Popen, timeout: float) -> bool:
@@ -184,11 +226,10 @@ def _text(f: IO[bytes]) -> str:
     return f.read().decode(errors="replace")
 
 
-def run_program(
+def program_argv(
     spec: ProgramSpec, shape: Shape, repetitions: int, precision: str, threads: int
-) -> tuple[ProgramOutput, ChildSchedstat | None]:
-    """One run of the program: what it reported and the scheduler's account of it;
-    :class:`PointFailure` saying why if it fails."""
+) -> list[str]:
+    """The spec's command for one run at ``shape``, its placeholders filled."""
     values = {
         **spec.layout.named(shape),
         "reps": repetitions,
@@ -196,27 +237,44 @@ def run_program(
         "threads": threads,
         "binary": spec.binary or "",
     }
-    argv = [arg.format(**values) for arg in spec.command]
-    env = tools_env(OMP_NUM_THREADS=str(threads))
-    done = run_command(argv, spec.workdir, env, spec.timeout)
+    return [arg.format(**values) for arg in spec.command]
+
+
+def program_env(threads: int) -> dict[str, str]:
+    return tools_env(OMP_NUM_THREADS=str(threads))
+
+
+def read_output(spec: ProgramSpec, stdout: str) -> ProgramOutput:
+    """What a run reported; :class:`PointFailure` if it breaks the protocol or its own
+    check failed."""
     try:
-        output = parse_output(done.stdout, [loop.name for loop in spec.loops])
+        output = parse_output(stdout, [loop.name for loop in spec.loops])
     except ProtocolError as exc:
         raise PointFailure(f"output breaks the protocol: {exc}") from None
     if output.check_failed is not None:
         raise PointFailure(f"self-check failed: {output.check_failed}")
-    return output, done.schedstat
+    return output
 
 
 @dataclass
 class ProgramPrepared:
-    """One shape of a program, after its first run (one repetition, for the checksum)."""
+    """One shape of a program, after its first run (one repetition, for the checksum).
+
+    ``copies`` > 1: every run starts that many copies of the program at once on the
+    same shape, copy ``i`` pinned to CPU ``cpus[i]`` where given (a populated node,
+    paper 001 section 4); a run's loop times are the mean over the copies, its
+    schedstat the copies' CPU time added and the longest run-queue delay among them
+    (a sample is as disturbed as its most delayed copy).  The copies run the same
+    input, so they must report the same checksum.
+    """
 
     bench: ProgramBenchmark
     shape: Shape
     precision: str
     threads: int
     footprint_bytes: int
+    copies: int = 1
+    cpus: tuple[int, ...] = ()
     first: ProgramOutput = field(init=False)
     _schedstat: ChildSchedstat | None = field(init=False, default=None)
 
@@ -224,10 +282,26 @@ class ProgramPrepared:
         self.first = self._run(1)
 
     def _run(self, repetitions: int) -> ProgramOutput:
-        output, self._schedstat = run_program(
-            self.bench.spec, self.shape, repetitions, self.precision, self.threads
+        spec = self.bench.spec
+        argv = program_argv(spec, self.shape, repetitions, self.precision, self.threads)
+        done = run_commands(
+            [argv] * self.copies, spec.workdir, program_env(self.threads), spec.timeout, self.cpus
         )
-        return output
+        outputs = [read_output(spec, d.stdout) for d in done]
+        checksums = {o.checksum for o in outputs}
+        if len(checksums) > 1:
+            raise PointFailure(
+                f"{self.copies} copies ran the same input and reported checksums "
+                f"{sorted(checksums, key=str)}: the result is not reproducible"
+            )
+        seen = [d.schedstat for d in done]
+        self._schedstat = None
+        if all(seen):
+            self._schedstat = ChildSchedstat(
+                sum(s.on_cpu_s for s in seen if s), max(s.run_delay_s for s in seen if s)
+            )
+        times = {k: sum(o.times[k] for o in outputs) / self.copies for k in outputs[0].times}
+        return replace(outputs[0], times=times)
 
     def last_schedstat(self) -> ChildSchedstat | None:
         return self._schedstat
@@ -256,12 +330,24 @@ class ProgramPrepared:
         return sum(times.values())
 
 
+def _copy_cpus(copies: int) -> tuple[int, ...]:
+    """A CPU each for ``copies`` > 1 copies, from those this process may use; none (no
+    pinning) for one copy, or where there are too few or the OS does not say."""
+    if copies == 1 or not hasattr(os, "sched_getaffinity"):
+        return ()
+    allowed = sorted(os.sched_getaffinity(0))
+    return tuple(allowed[:copies]) if len(allowed) >= copies else ()
+
+
 @dataclass(frozen=True)
 class ProgramBenchmark:
-    """A :class:`~.api.Benchmark` backed by a user's program (``benchdb collect --program``)."""
+    """A :class:`~.api.Benchmark` backed by a user's program (``benchdb collect --program``);
+    ``copies`` > 1 runs that many copies at once, one a CPU (``app calibrate --program``:
+    :class:`ProgramPrepared`)."""
 
     spec: ProgramSpec
     source_hash: str
+    copies: int = 1
 
     @property
     def name(self) -> str:
@@ -322,7 +408,13 @@ class ProgramBenchmark:
         shape = self.geometry.validate(shape)
         itemsize(precision)
         return ProgramPrepared(
-            self, shape, precision, threads, self.footprint_bytes(shape, precision)
+            self,
+            shape,
+            precision,
+            threads,
+            self.footprint_bytes(shape, precision),
+            self.copies,
+            _copy_cpus(self.copies),
         )
 
     def verify(self, precision: str, threads: int) -> Verification:

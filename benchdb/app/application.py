@@ -18,16 +18,16 @@ from dataclasses import dataclass
 
 from ..kernels.api import DTYPE_BYTES
 from ..kernels.parallel_spec import HaloSpec
-from .context import LoopContext
+from .context import FULLSTEP, LoopContext
 
 
 @dataclass(frozen=True)
 class Application:
     """One application as the whole-run model sees it.
 
-    ``curves``: the one timing context its loops were measured in (a user's
-    program: ``program``); None for the built-in model, whose curves exist for
-    one and for P busy processes a node (:class:`~.context.LoopContext`).
+    ``curves``: which loop curves are its (:class:`~.context.LoopContext`): the
+    built-in model's or a user's program's, each for one and for P busy processes a
+    node.  ``calibrate``: the command that measures the populated ones.
     ``calibrated``: ``benchdb app calibrate`` can time its exchanges in situ
     (:mod:`.exchange_table`); otherwise the halo model prices them.
     """
@@ -38,7 +38,8 @@ class Application:
     halo: HaloSpec
     reduction_count: int  # global reductions per reduction interval
     reduction_bytes: int
-    curves: str | None = None
+    curves: str = FULLSTEP
+    calibrate: str = "benchdb app calibrate"
     calibrated: bool = False
 
     def kernels(self, ranks: int) -> tuple[str, ...]:
@@ -48,9 +49,8 @@ class Application:
     def context(self, ranks_per_node: int, populated: bool) -> str:
         """The curves to look the loops up in: the populated node's where they exist
         and ``populated`` asks for them (paper 001 section 4), else one process's."""
-        if self.curves is not None:
-            return self.curves
-        return str(LoopContext.for_ranks(ranks_per_node) if populated else LoopContext())
+        ranks = ranks_per_node if populated else 1
+        return str(LoopContext.for_ranks(ranks, self.curves))
 
     def element_bytes(self, precision: str) -> int:
         """Bytes of one exchanged element: the spec's, else the precision's."""

@@ -327,7 +327,7 @@ def _compute(
             ppn = LoopContext.parse(ctx).ranks_per_node
             raise UserError(
                 f"{exc}; measure the curves of a node with {ppn} busy processes with "
-                f"`benchdb app calibrate --ranks {ppn}`, or predict with --single-process-curves"
+                f"`{app.calibrate} --ranks {ppn}`, or predict with --single-process-curves"
             ) from exc
         for i, (_, row) in zip(idx, frame.iterrows(), strict=True):
             out[i].seconds[kernel] = float(row.time_s) / options.scaling.compute

@@ -55,6 +55,7 @@ def program_application(spec: ProgramSpec) -> Application:
         reduction_count=par.reductions.count,
         reduction_bytes=par.reductions.bytes,
         curves=PROGRAM,
+        calibrate=f"benchdb app calibrate --program {spec.path}",
     )
 
 

@@ -9,11 +9,12 @@ section 4).
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..app.context import LoopContext
+from ..app.context import PROGRAM, LoopContext
 from ..app.decomposition import parse_decomposition
 from ..app.model import predict_app
 from ..app.scenario import energy_of
@@ -25,7 +26,9 @@ from .common import DbOption, JsonOption, err_console, open_db, print_json, prin
 from .groups import HelpGroup
 
 if TYPE_CHECKING:
+    from ..collectors.plan import Point
     from ..db.engine import Database
+    from ..machine import MachineInfo
 
 app = typer.Typer(
     help="Whole parallel runs: the built-in shallow-water model or your MPI program.\n\n"
@@ -248,6 +251,7 @@ def calibrate_cmd(
             help="Also time the model's halo exchanges in situ (about a minute).",
         ),
     ] = True,
+    program: ProgramOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -270,17 +274,32 @@ def calibrate_cmd(
     grid's blocks, and the points the full calibration had measured between those
     sides (else their old samples would carry the lookup).
 
+    With --program, your program's loops: RANKS copies of it run its sweep at once,
+    each pinned to a core of its own (the sizes, samples and passes of `benchdb
+    collect --program`), stored as its curves of a node with RANKS busy processes.
+    `app predict --program` and `scenario --program` need them for runs with that many
+    ranks a node.  Its exchanges are priced by the halo model.
+
     Examples:
 
       benchdb app calibrate --ranks 2 --quick
 
       benchdb app calibrate --ranks 2 --near 1600x1600
+
+      benchdb app calibrate --program examples/shallow_mpi/benchdb.toml --ranks 2 --quick
     """
     from ..collectors.app.populated import check_ranks, populated_plan
     from ..machine import detect_machine
 
     machine = detect_machine()  # every option is checked before the database is opened
-    if near is None:
+    if program is not None:
+        if near is not None or timeout is not None:
+            raise UserError(
+                "--near and --timeout do not apply to --program (its spec's timeout "
+                "bounds each run); leave them out"
+            )
+        result = _calibrate_program(db, program, ranks, machine, quick, sizes, as_json)
+    elif near is None:
         populated_plan(machine, ranks, quick=quick, sizes_spec=sizes)
         result = _calibrate_full(
             open_db(db, create=True), ranks, quick, sizes, exchanges, timeout, as_json
@@ -292,6 +311,46 @@ def calibrate_cmd(
         result = _calibrate_near(db, parse_shape(near, 2), ranks, timeout, as_json)
     if as_json:
         print_json(result)
+
+
+def _calibrate_program(
+    db: str | None,
+    program: str,
+    ranks: int,
+    machine: MachineInfo,
+    quick: bool,
+    sizes: str | None,
+    quiet: bool,
+) -> dict[str, Any]:
+    from ..app.program_app import load_program
+    from ..collectors.app.populated_program import (
+        calibrate_populated_program,
+        populated_program_plan,
+    )
+
+    load_program(program)  # a spec without [parallel] is refused before the build
+    plan = populated_program_plan(program, ranks, machine, quick=quick, sizes_spec=sizes)
+    database = open_db(db, create=True)
+    total = len(plan.points) * plan.passes
+    counter = itertools.count(1)
+    with err_console.status(f"timing {ranks} copies of the program at once ...") as status:
+
+        def progress(point: Point, pass_index: int) -> None:
+            status.update(
+                f"{ranks} copies at once: {point.benchmark} {shape_key(point.shape)}, "
+                f"pass {pass_index + 1} ({next(counter)}/{total})"
+            )
+
+        run_id, measured = calibrate_populated_program(
+            database, plan, ranks, progress=None if quiet else progress
+        )
+    context = str(LoopContext(ranks, PROGRAM))
+    if not quiet:
+        err_console.print(
+            f"run {run_id}: {measured} point-passes of {ranks} copies at once, stored in "
+            f"context {context}"
+        )
+    return {"run_id": run_id, "point_passes": measured, "context": context}
 
 
 def _calibrate_near(

@@ -54,7 +54,7 @@ def wait_for(job_id: int, url: str, output: str, submitted: dict[str, Any], as_j
     else:
         wrote = ", ".join(f"{run_id} ({status})" for run_id, status in runs) or "none"
         err_console.print(
-            f"job {job_id} {final.state}, exit code {final.exit_code or 'unknown'}; "
+            f"job {job_id} {final.state}{final.where()}, exit code {final.exit_code or 'unknown'}; "
             f"runs: {wrote} in {redact(url)}",
             highlight=False,
             soft_wrap=True,

@@ -60,6 +60,13 @@ class JobState:
             return f"{text} on {self.nodes} for {self.run_time}"
         return text
 
+    def where(self) -> str:
+        """Where and how long it ran (`` on n[1-2] after 00:00:04``), '' where it never ran:
+        said in the result, since a short job can start and end between two polls."""
+        if not self.nodes or self.nodes == "(null)":
+            return ""
+        return f" on {self.nodes}" + (f" after {self.run_time}" if self.run_time else "")
+
 
 def job_state(job_id: int) -> JobState:
     """What ``scontrol`` says of job ``job_id`` now (state :data:`GONE` where nothing)."""

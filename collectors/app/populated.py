@@ -189,9 +189,9 @@ def calibrate_populated(
                 first,
                 f"ppn{ranks}:bind-core",
                 kernels,
+                str(LoopContext(ranks)),
             )
             for row in rows:
-                row.context = str(LoopContext(ranks))
                 for timing in later:
                     add_pass(row, timing, kernels)
             s.add_all(rows)

@@ -1,0 +1,104 @@
+"""Loop curves of a populated node for a user's program: P copies of it at once, one a core.
+
+What :mod:`.populated` does for the built-in model (paper 001 section 4: ranks
+on one node share memory bandwidth and the last-level cache, so a loop runs
+slower when its neighbours are busy), done for a program through its own line
+protocol (docs/programs.md): every sample starts P copies of the program's
+sweep command on the same shape together, each pinned to a CPU of its own, and
+waits for all of them (:class:`benchdb.kernels.program.ProgramPrepared` with
+``copies``).  The stored sample is the mean over the copies of each loop's time
+per repetition, judged disturbed by the most delayed copy and retaken as in any
+sweep.
+
+The sweep is the program's own (``collect --program``'s sizes, samples and
+passes, every second pass in reverse order), stored in one run tagged ``ppnP``
+whose rows have the context ``program:ppnP``
+(:class:`benchdb.app.context.LoopContext`); ``app predict --program`` looks the
+loops of a run with P ranks a node up in them.  Each point's pass is committed
+on its own, so an interrupted calibration keeps what it measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from benchdb.app.context import PROGRAM, LoopContext
+from benchdb.db.engine import Database
+from benchdb.errors import UserError
+from benchdb.machine import MachineInfo, available_memory_bytes
+from benchdb.runs import recorded_run
+from benchdb.units import fmt_bytes
+
+from ...kernels.program import ProgramBenchmark
+from ...kernels.registry import Catalog
+from ..plan import Point, SweepPlan, build_plan, load_user_code
+from ..sweep import detect_context, measure_point, register_plan_kernels, verify_plan
+from .populated import check_ranks
+
+
+def populated_program_plan(
+    spec_path: str,
+    ranks: int,
+    machine: MachineInfo,
+    *,
+    quick: bool = False,
+    sizes_spec: str | None = None,
+    passes: int | None = None,
+    sample_time: float | None = None,
+) -> SweepPlan:
+    """The sweep ``ranks`` copies of the program at ``spec_path`` run (built, not yet
+    run); UserError for a bad rank count, spec or sizes, or sizes whose copies do not
+    fit in memory, before a database is opened."""
+    check_ranks(ranks, machine.cores)
+    catalog = load_user_code([spec_path], [])
+    [bench] = [b for b in catalog.benchmarks.values() if isinstance(b, ProgramBenchmark)]
+    plan = build_plan(
+        machine,
+        kernels=[bench.name],
+        sizes_spec=sizes_spec,
+        quick=quick,
+        passes=passes,
+        sample_time=sample_time,
+        catalog=catalog,
+    )
+    worst = max(p.footprint_bytes for p in plan.points) * ranks
+    if worst > available_memory_bytes():
+        raise UserError(f"{ranks} copies at the largest size need {fmt_bytes(worst)}; use --sizes")
+    populated = replace(bench, copies=ranks)
+    return replace(
+        plan, catalog=Catalog({bench.name: populated}, catalog.sources, catalog.source_of)
+    )
+
+
+def calibrate_populated_program(
+    db: Database,
+    plan: SweepPlan,
+    ranks: int,
+    *,
+    tags: Sequence[str] = (),
+    progress: Callable[[Point, int], None] | None = None,
+) -> tuple[int, int]:
+    """Sweep ``plan`` (:func:`populated_program_plan`) with ``ranks`` copies of the
+    program at once; (run id, point-passes measured).  The copies are checked first
+    (one run each at the program's check shape): a program that fails there stores
+    nothing."""
+    verify_plan(plan)
+    ctx = detect_context()
+    kernels = register_plan_kernels(db, plan)
+    context = str(LoopContext(ranks, PROGRAM))
+    config = {**plan.config(), "ranks": ranks}
+    todo = plan.schedule({})
+    with recorded_run(
+        db,
+        kind="app-calibrate",
+        config=config,
+        tags=[f"ppn{ranks}", *tags],
+        machine=ctx.machine,
+        environment=ctx.environment,
+    ) as run:
+        for pass_index, point in todo:
+            if progress is not None:
+                progress(point, pass_index)
+            measure_point(db, run.id, point, plan, kernels, pass_index, context)
+    return run.id, len(todo)

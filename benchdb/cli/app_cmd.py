@@ -107,8 +107,9 @@ def predict_cmd(
       benchdb app predict --program examples/shallow_mpi/benchdb.toml --grid 1000x500 \\
           --decomp 2x1 --steps 200
 
-    With --program, the loops are the program's own (`benchdb collect --program` swept
-    them) and its exchanges come from the halo model.
+    With --program, the loops are the program's own: `benchdb collect --program` swept
+    them one copy at a time, `benchdb app calibrate --program --ranks P` as P copies at
+    once for runs with P ranks a node.  Its exchanges come from the halo model.
     """
     target = Target.of(program)
     case = target.case(run.app_case(parse_decomposition(decomp)))

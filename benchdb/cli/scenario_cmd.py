@@ -58,7 +58,8 @@ def scenario(
 ) -> None:
     """Rank decompositions (and rank counts) of a grid by predicted run time; with
     --program, of a user's program (its spec's [parallel] section), its loops from its
-    own sweep and its exchanges from the halo model.
+    own sweep (of as many copies at once as a node runs ranks: `benchdb app calibrate
+    --program`) and its exchanges from the halo model.
 
     "± spread" (the loops' lookup spread plus the measured exchanges' spread) and
     "± interp" (the loops' interpolation error), relative to the total, are the two ±
@@ -75,7 +76,7 @@ def scenario(
       benchdb scenario --grid 2048x2048 --ranks 4,8 --machine node07   # node07's class
 
       benchdb scenario --program examples/shallow_mpi/benchdb.toml --grid 4096x4096 \\
-          --ranks 4,16,64,256,1024 --machine-file summit
+          --ranks 4,16,64,256,1024 --machine-file summit --single-process-curves
     """
     shape = run.shape
     check_steps(run.steps, run.diag_every)

@@ -34,14 +34,24 @@ def app(*args: str) -> dict:
 
 
 def test_predict_splits_a_programs_run_into_loops_and_exchanges(swept: tuple[Path, str]) -> None:
+    """Two ranks on a node run their loops beside each other: they are looked up in the
+    curves of two copies at once, which `app calibrate --program` measures."""
     spec, url = swept
-    two = app("predict", "--program", str(spec), *CASE, "--decomp", "2x1",
-              "--machine-file", "summit", "--db", url)  # fmt: skip
+    predict = ["predict", "--program", str(spec), *CASE, "--decomp", "2x1",
+               "--machine-file", "summit", "--db", url]  # fmt: skip
+    missing = invoke("app", *predict)
+    assert isinstance(missing.exception, UserError), missing.output
+    assert f"benchdb app calibrate --program {spec} --ranks 2" in str(missing.exception)
+    assert app(*predict, "--single-process-curves")["context"] == "program"
+    calibrated = app("calibrate", "--program", str(spec), "--ranks", "2", *SWEEP[:2], "--quick",
+                     "--db", url)  # fmt: skip
+    assert calibrated["context"] == "program:ppn2" and calibrated["point_passes"] >= 2
+    two = app(*predict)
     step = ["cu", "cv", "z", "h", "unew", "vnew", "pnew", "uold", "vold", "pold", "copy"]
     assert set(two["loops_s"]) == {f"shallowmpi.{loop}" for loop in step}
     exchanged = step[:7]  # the fields the loops before each exchange updated
     assert set(two["exchanges_s"]) == {f"{f}.{ax}" for f in exchanged for ax in "xy"}
-    assert two["local_shape"] == [16, 32] and two["context"] == "program"
+    assert two["local_shape"] == [16, 32] and two["context"] == "program:ppn2"
     assert two["exchange_source"] == "halo model" and two["exchange_s"] > 0
     assert two["total_s"] == pytest.approx(two["compute_s"] + two["exchange_s"])
     assert two["uncertainty_s"] >= 0 and two["compute_interpolation_s"] >= 0

@@ -90,6 +90,26 @@ def test_bad_input_to_app_commands_is_refused_and_creates_nothing(
     assert not db.exists()
 
 
+@pytest.mark.parametrize(
+    ("spec", "args", "needle"),
+    [
+        ("fortran", [], "has no [parallel] section"),
+        ("mpi", ["--near", "64x32"], "--near and --timeout do not apply to --program"),
+        ("mpi", ["--ranks", "1"], "--ranks 1: a populated node needs 2 to"),
+        ("mpi", ["--sizes", "0x5"], "has a zero"),
+    ],
+)
+def test_bad_input_to_calibrate_a_program_is_refused_and_creates_nothing(
+    tmp_path: Path, spec: str, args: list[str], needle: str
+) -> None:
+    path = EXAMPLE.parents[1] / "shallow_fortran" / "benchdb.toml" if spec == "fortran" else EXAMPLE
+    db = tmp_path / "never.db"
+    result = invoke("app", "calibrate", "--program", str(path), *args, "--db", f"sqlite:///{db}")
+    assert isinstance(result.exception, UserError), result.output
+    assert needle in str(result.exception)
+    assert not db.exists()
+
+
 def test_a_spec_without_parallel_section_exits_2_in_one_line(tmp_path: Path) -> None:
     """The exit-2, one-line contract, through the real entry point."""
     fortran = EXAMPLE.parents[1] / "shallow_fortran" / "benchdb.toml"

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
+import subprocess
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -110,3 +113,30 @@ def db(db_url: str) -> Iterator[Database]:
 @pytest.fixture
 def sqlite_url(tmp_path) -> str:
     return f"sqlite:///{tmp_path / 'bench.sqlite'}"
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.fixture(scope="session")
+def mpi_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """examples/shallow_mpi built with ``make`` (the MPICH wheel's mpicc) in a temporary
+    copy of its folder; its path.  Skipped without mpicc and mpiexec, except under
+    ``BENCHDB_REQUIRE_MPI=1`` (tests/needs.py)."""
+    from benchdb.kernels.program import tools_env
+
+    path = tools_env()["PATH"]
+    absent = [t for t in ("mpicc", "mpiexec", "make") if shutil.which(t, path=path) is None]
+    if absent:
+        missing(f"{' and '.join(absent)} not found: cannot build examples/shallow_mpi",
+                "BENCHDB_REQUIRE_MPI")  # fmt: skip
+    folder = tmp_path_factory.mktemp("example") / "shallow_mpi"
+    shutil.copytree(
+        EXAMPLES / "shallow_mpi", folder, ignore=shutil.ignore_patterns("shallow_mpi", "*.o")
+    )
+    done = subprocess.run(
+        ["make"], cwd=folder, capture_output=True, text=True, timeout=300, env=tools_env()
+    )
+    if done.returncode != 0:
+        pytest.fail(f"make failed in {folder}:\n{done.stdout}{done.stderr}")
+    return folder

@@ -1,4 +1,5 @@
-"""``benchdb slurm``: collect on many nodes, and measure communication across nodes, via Slurm.
+"""``benchdb slurm``: collect on many nodes, measure communication and run whole
+applications across nodes, via Slurm.
 
 Each command writes a batch script (:mod:`benchdb.slurm.script`) and submits it
 with ``sbatch`` (:mod:`benchdb.slurm.submit`), or prints it with ``--dry-run``;
@@ -35,7 +36,8 @@ from .groups import HelpGroup
 
 app = typer.Typer(
     help="Run benchdb on a Slurm cluster: every node collects into one shared database, "
-    "or one MPI job measures communication between nodes.\n\n"
+    "one MPI job measures communication between nodes, or one whole run of the model or "
+    "your program spans them.\n\n"
     "Start with `benchdb slurm collect --nodes 2 --db postgresql+psycopg://user@dbhost/benchdb "
     "--quick --dry-run` to see the batch script.",
     no_args_is_help=True,
@@ -351,3 +353,87 @@ def comm(
     _partition(allocation, dry_run)
     script = comm_script(allocation, url, args, _output("comm"), mpi)
     _submit(script, url, dry_run, as_json, f"communication benchmarks on {nodes} node(s)", wait)
+
+
+# app run's options that the job sets itself
+_SET_BY_THE_JOB = ("--db", "--max-ranks")
+
+
+def _app_run_options(args: list[str], ranks: int, where: str):  # type: ignore[no-untyped-def]
+    """The pass-through options, parsed and checked as ``benchdb app run`` checks them (the
+    program's launcher found, its decomposition against the grid and the spec), with
+    ``ranks`` allowed; UserError if --decomp is not ``ranks`` ranks."""
+    from ..app.decomposition import parse_decomposition
+    from ..collectors.app.collect import AppRunRequest, validate
+    from .app_cmd import run_cmd
+    from .app_options import CaseOptions, Target
+
+    taken = [a for a in args if a.split("=", 1)[0] in _SET_BY_THE_JOB]
+    if taken:
+        raise UserError(f"{taken[0].split('=', 1)[0]} is set by the job; leave it out")
+    single = typer.Typer(add_completion=False)
+    single.command("run")(run_cmd)
+    params = typer.main.get_command(single).make_context("benchdb app run", list(args)).params
+    decomp = parse_decomposition(params["decomp"])
+    if decomp.ranks != ranks:
+        raise UserError(
+            f"--decomp {decomp.key} runs {decomp.ranks} rank(s), the allocation has {ranks} ({where}); "
+            "make them equal"
+        )
+    case = CaseOptions(params["grid"], params["steps"], params["precision"], params["diag_every"])
+    req = case.app_case(decomp, AppRunRequest, max_ranks=ranks)
+    target = Target.of(params["program"])
+    if target.spec is None:
+        validate(req, ranks)
+    else:
+        from ..collectors.app.program_run import plan_program_run
+
+        plan_program_run(target.spec, req)
+
+
+@app.command(
+    "app",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def app_run(
+    ctx: typer.Context,
+    nodes: NodesOption = 2,
+    ntasks_per_node: TasksOption = 1,
+    partition: PartitionOption = None,
+    time: TimeOption = None,
+    account: AccountOption = None,
+    sbatch_arg: SbatchArgOption = None,
+    dry_run: DryRunOption = False,
+    wait: WaitOption = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """One whole run of the built-in model or of your program (`benchdb app run`) across
+    the nodes.
+
+    Options this command does not know (--program, --grid, --decomp, --steps, --tag
+    ...) go to `benchdb app run` unchanged, and are checked here first as it checks
+    them.  The run starts on the first node; the launch line's mpiexec (MPICH's
+    hydra reads the Slurm allocation) places nodes x ntasks-per-node ranks, which
+    must be the ranks of --decomp.  The run is stored with its Slurm job.  Predict it
+    with `benchdb app predict ... --ranks-per-node R` and the parameters between
+    nodes that `benchdb slurm comm` measured (`benchdb comm fit`).
+
+    Examples:
+
+      benchdb slurm app --nodes 2 --db $URL --program examples/shallow_mpi/benchdb.toml \\
+          --grid 600x400 --decomp 2x1 --steps 300 --wait
+
+      benchdb slurm app --nodes 2 --db $URL --grid 1024x1024 --decomp 1x2 --steps 100
+    """
+    from ..slurm.script import app_script
+
+    allocation, url = _allocation(nodes, ntasks_per_node, partition, time, account, sbatch_arg, db)
+    _check_wait(wait, dry_run)
+    ranks = nodes * ntasks_per_node
+    _app_run_options(
+        list(ctx.args), ranks, f"--nodes {nodes} x --ntasks-per-node {ntasks_per_node}"
+    )
+    _partition(allocation, dry_run)
+    script = app_script(allocation, url, list(ctx.args), _output("app"))
+    _submit(script, url, dry_run, as_json, f"a whole run on {nodes} node(s)", wait)

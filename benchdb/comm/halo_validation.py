@@ -19,7 +19,14 @@ from .halo_model import predict_halo2d
 from .params import CommParams
 
 
+def _label(p: dict[str, Any]) -> str:
+    """A configuration's short name in figures: ``64x64 h1 f3`` (block, halo, fields)."""
+    return f"{p['local'][0]}x{p['local'][1]} h{p['halo']} f{p['fields']}"
+
+
 def halo_validation(frame: pd.DataFrame, params: CommParams) -> list[dict[str, Any]]:
+    """Per measured configuration: its key and short ``label``, the message sizes, the
+    model's and the measured seconds, and the relative errors."""
     rows = []
     for r in frame[frame.benchmark == "halo2d"].itertuples():
         p = r.params
@@ -37,6 +44,7 @@ def halo_validation(frame: pd.DataFrame, params: CommParams) -> list[dict[str, A
         rows.append(
             {
                 "config": r.params_key,
+                "label": _label(p),
                 "message_bytes_x": p["message_bytes"]["x"],
                 "message_bytes_y": p["message_bytes"]["y"],
                 "predicted_s": pred.seconds,

@@ -35,7 +35,7 @@ def comm_fits(frame: pd.DataFrame, params: CommParams, halo_rows: list[dict[str,
         ax.bar(x - 0.27, [r["measured_total_s"] for r in halo_rows], 0.27, label="measured, whole")
         ax.bar(x, [r["measured_mpi_s"] for r in halo_rows], 0.27, label="measured, in MPI")
         ax.bar(x + 0.27, [r["predicted_s"] for r in halo_rows], 0.27, label="model")
-        ax.set_xticks(x, [r["config"].split(";", 1)[1] for r in halo_rows], rotation=30,
+        ax.set_xticks(x, [r["label"] for r in halo_rows], rotation=30,
                       ha="right", fontsize=7)  # fmt: skip
         ax.set_yscale("log")
         ax.legend(fontsize=8)

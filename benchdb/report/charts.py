@@ -493,14 +493,8 @@ def comm_fit(
 
 def halo(rows: Sequence[dict[str, Any]]) -> go.Figure:
     """Measured halo exchanges (whole, and inside MPI) against the model, per configuration
-    (``decomp=2x1;local=64x64;halo=1;fields=3`` is labelled ``64x64 h1 f3``)."""
-    names = [
-        " ".join(
-            v.replace("local=", "").replace("halo=", "h").replace("fields=", "f")
-            for v in str(r["config"]).split(";")[1:]
-        )
-        for r in rows
-    ]
+    (:func:`benchdb.comm.halo_validation.halo_validation`'s rows, named by their label)."""
+    names = [r["label"] for r in rows]
     fig = go.Figure()
     for key, label in (
         ("measured_total_s", "measured, whole exchange"),

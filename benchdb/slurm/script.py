@@ -1,9 +1,11 @@
 """The batch script of a benchdb Slurm job, as a typed value rendered to text.
 
-A job is the allocation (``#SBATCH`` lines) and one ``srun`` step.  The step
-runs benchdb with the absolute path of the Python that submitted it, so the
-nodes run the same installation (a virtual environment on a shared file
-system, as clusters provide).  Arguments are shell-quoted, so a database URL
+A job is the allocation (``#SBATCH`` lines) and one step: an ``srun`` line, or
+for a whole application run, ``benchdb app run`` itself on the first node,
+whose MPI launcher places the ranks on the allocation's nodes.  The step runs
+benchdb with the absolute path of the Python that submitted it, so the nodes
+run the same installation (a virtual environment on a shared file system, as
+clusters provide).  Arguments are shell-quoted, so a database URL
 or a shape list reaches the nodes unchanged -- except a password in the URL, which the
 script never holds: Slurm keeps every script, and the ``srun`` line is every node's
 ``ps``.  The job gets the password in its environment (:func:`.submit.submit`).
@@ -46,11 +48,11 @@ class Allocation:
 
 @dataclass(frozen=True)
 class BatchScript:
-    """One job: its allocation and the ``srun`` step that runs benchdb on the nodes."""
+    """One job: its allocation and the step that runs benchdb on the nodes."""
 
     job_name: str
     allocation: Allocation
-    step: tuple[str, ...]  # the full srun command line
+    step: tuple[str, ...]  # the full command line of the step
     output: str  # the job's stdout and stderr (sbatch --output pattern, %j = job id)
 
     def render(self) -> str:
@@ -99,3 +101,17 @@ def comm_script(
                                                    *module_args]),
     ]  # fmt: skip
     return BatchScript("benchdb-comm", allocation, tuple(step), output)
+
+
+def app_script(
+    allocation: Allocation, db_url: str, run_args: Sequence[str], output: str
+) -> BatchScript:
+    """One whole run (``benchdb app run``) into ``db_url`` (its password left out), started
+    on the first node: its launch line's ``mpiexec`` (MPICH's hydra reads the Slurm
+    allocation) places the allocation's tasks, nodes x tasks per node, as the ranks."""
+    ranks = allocation.nodes * allocation.ntasks_per_node
+    step = python_command(
+        "benchdb",
+        ["app", "run", "--db", split_password(db_url)[0], "--max-ranks", str(ranks), *run_args],
+    )
+    return BatchScript("benchdb-app", allocation, tuple(step), output)

@@ -81,6 +81,7 @@ def test_collect_fit_and_check_the_halo(mpiexec: str, sqlite_url: str) -> None:
     (check,) = halo_validation(comm_frame(db, run.id), params)
     assert check["predicted_s"] > 0 and check["measured_mpi_s"] > 0
     assert check["measured_total_s"] >= check["measured_mpi_s"]
+    assert check["label"] == "32x32 h1 f2"  # --halo-local 32, --halo-fields 2, halo width 1
 
 
 def _points(url: str) -> list[tuple]:

@@ -27,7 +27,7 @@ from sqlalchemy import func, select
 
 from benchdb.comm.store import fit_models
 from benchdb.db.engine import open_database
-from benchdb.db.models import CommMeasurement, Machine, Measurement, Run
+from benchdb.db.models import AppRun, CommMeasurement, Machine, Measurement, Run
 from benchdb.runs import mark_stale_runs
 from benchdb.slurm.jobs import job_ended
 from tests.clihelpers import assert_user_error
@@ -227,3 +227,30 @@ def test_wait_follows_the_job_and_prints_its_result(two_nodes, postgres_url: str
     assert result["state"] == "FAILED" and result["exit_code"] != "0:0"
     assert [r["status"] for r in result["runs"]] == ["interrupted"]  # settled, not "running"
     assert any("InjectedFault" in line for line in result["output_tail"])
+
+
+def test_a_programs_whole_run_spans_the_nodes(  # type: ignore[no-untyped-def]
+    two_nodes, mpi_example: Path, postgres_url: str, tmp_path
+) -> None:
+    """`slurm app --program`: `app run` on the first node, whose launch line's mpiexec
+    places the 2 ranks on the allocation's 2 nodes; the run is stored with its job."""
+    done = cluster.slurm(
+        "app", "-N", "2", "--db", postgres_url, "--program", str(mpi_example / "benchdb.toml"),
+        "--grid", "64x32", "--decomp", "2x1", "--steps", "5", "--tag", "two-nodes",
+        "--wait", "--json", cwd=tmp_path, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["state"] == "COMPLETED", result["output_tail"]
+    run = _run(postgres_url)
+    assert [r["status"] for r in result["runs"]] == ["complete"] and result["runs"][0][
+        "id"
+    ] == run.id
+    assert run.kind == "app" and run.tags == ["two-nodes"]
+    assert run.config["slurm_job"] == str(result["job_id"])
+    db = open_database(postgres_url)
+    with db.session() as s:
+        (app_run,) = s.scalars(select(AppRun)).all()
+        assert (app_run.application, app_run.ranks, app_run.grid) == ("shallowmpi", 2, [64, 32])
+        assert len(app_run.rank_seconds) == 2 and app_run.total_seconds > 0
+    db.close()

@@ -62,6 +62,23 @@ def test_comm_dry_run_runs_the_collector_module_under_srun_pmi2(tmp_path: Path) 
     assert list(tmp_path.iterdir()) == []
 
 
+def test_app_dry_run_runs_app_run_once_with_the_allocations_ranks(tmp_path: Path) -> None:
+    """No srun: `benchdb app run` starts on the first node, and its launcher (hydra's
+    mpiexec reads the allocation) places the ranks across the nodes."""
+    proc = slurm(
+        "app", "--nodes", "2", "--db", PG, "--grid", "64x64", "--decomp", "1x2", "--steps", "5",
+        "--dry-run", cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    step = proc.stdout.splitlines()[-1]
+    assert step == (
+        f"{sys.executable} -m benchdb app run --db {PG} --max-ranks 2 --grid 64x64 --decomp 1x2 "
+        "--steps 5"
+    )
+    assert "#SBATCH --nodes=2" in proc.stdout and "srun" not in proc.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("limit", ["30", "30:00", "1:00:00", "2-0", "2-12:30", "1-00:00:00"])
 def test_every_slurm_time_format_is_taken(limit: str, tmp_path: Path) -> None:
     proc = slurm("comm", "--nodes", "2", "--db", PG, "-t", limit, "--dry-run", cwd=tmp_path)
@@ -69,19 +86,21 @@ def test_every_slurm_time_format_is_taken(limit: str, tmp_path: Path) -> None:
     assert f"#SBATCH --time={limit}" in proc.stdout
 
 
-@pytest.mark.parametrize("command", ["collect", "comm"])
-def test_a_password_stays_out_of_the_script(command: str, tmp_path: Path) -> None:
-    """The script (kept by slurmctld, its srun line in every node's ps) names the database
+@pytest.mark.parametrize(
+    "command", [["collect"], ["comm"], ["app", "--grid", "64x64", "--decomp", "2x1"]]
+)
+def test_a_password_stays_out_of_the_script(command: list[str], tmp_path: Path) -> None:
+    """The script (kept by slurmctld, its step line in every node's ps) names the database
     without the password; a note says how the job gets it."""
     for how in (["--db", PG_PW], []):
         proc = slurm(
-            command, "--nodes", "2", *how, "--dry-run", "--json",
+            *command, "--nodes", "2", *how, "--dry-run", "--json",
             cwd=tmp_path, env={"BENCHDB_URL": PG_PW},
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         assert "pw-slurm-7f3a" not in proc.stdout + proc.stderr
         script = json.loads(proc.stdout)["script"]
-        (step,) = [shlex.split(ln) for ln in script.splitlines() if ln.startswith("srun ")]
+        step = shlex.split(script.splitlines()[-1])
         assert step[step.index("--db") + 1] == PG
         assert "as PGPASSWORD in its environment" in proc.stderr
 
@@ -142,6 +161,20 @@ BAD = [
     (["collect", "-N", "2", "--db", PG, "--time", "banana", "--dry-run"], "--time 'banana' is not"),
     (["comm", "-N", "2", "--db", PG, "--time", "1:2:3:4", "--dry-run"], "--time '1:2:3:4' is not"),
     (["comm", "-N", "2", "--db", PG, "--wait", "--dry-run"], "submits no job to wait for"),
+    # app run's own checks, and the allocation against --decomp (issue 35)
+    (["app", "-N", "2", "--db", PG, "--grid", "64x64", "--decomp", "1x1", "--dry-run"],
+     "--decomp 1x1 runs 1 rank(s), the allocation has 2 (--nodes 2 x --ntasks-per-node 1)"),
+    (["app", "-N", "2", "--db", PG, "--grid", "65x64", "--decomp", "2x1", "--dry-run"],
+     "does not divide"),
+    (["app", "-N", "2", "--db", PG, "--grid", "64x64", "--decomp", "2x1", "--max-ranks", "4"],
+     "--max-ranks is set by the job; leave it out"),
+    (["app", "-N", "2", "--db", PG, "--grid", "64x64", "--decomp", "2x1", "--steps", "0"],
+     "--steps"),
+    (["app", "-N", "2", "--db", PG, "--grid", "64x64", "--decomp", "2x1", "--program",
+      "{tmp}/nowhere.toml", "--dry-run"], "nowhere.toml"),
+    (["app", "-N", "2", "--db", "sqlite:///{tmp}/b.sqlite", "--grid", "64x64", "--decomp", "2x1"],
+     "SQLite file"),
+    (["app", "-N", "2", "--db", PG, "--grid", "64x64", "--decomp", "2x1"], "no `sbatch` on PATH"),
 ]  # fmt: skip
 
 

@@ -27,6 +27,11 @@ with one process's curves is printed beside it.
 
     python benchmarks/program_validation.py --program examples/shallow_mpi/benchdb.toml \
         --db sqlite:///v.db --grids 80x80:20000,600x400:300,1500x1200:40 [--repeats 3]
+
+``--slurm-nodes N`` runs every case through ``benchdb slurm app --nodes N --wait`` (P/N
+ranks a node, the database a PostgreSQL URL every node reaches) and predicts it with
+P/N ranks a node and the communication parameters fitted for ``--comm-host`` (the
+node ``benchdb slurm comm`` ran rank 0 on, e.g. n1).
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
+import sys
 
 from benchdb.collectors.app.collect import AppRunRequest
 from benchdb.collectors.app.program_run import (
@@ -41,21 +48,49 @@ from benchdb.collectors.app.program_run import (
     plan_program_run,
     store_program_run,
 )
+from benchdb.kernels.spec import ProgramSpec
 
 from benchdb.app.decomposition import parse_decomposition
 from benchdb.app.inputs import comm_params
-from benchdb.app.measured_runs import app_run_summary
+from benchdb.app.measured_runs import app_run_summary, app_runs
 from benchdb.app.model import AppCase, ModelOptions, predict_app
 from benchdb.app.program_app import load_program, program_application, program_case
-from benchdb.db.engine import open_database
+from benchdb.db.engine import Database, open_database
 from benchdb.errors import UserError
 from benchdb.shapes import parse_shape
+
+TAG = "program-validation"
 
 
 def _cpu_error(predicted: float, runs: list[dict]) -> float | None:
     """The prediction against the runs' median CPU time (None where not reported)."""
     cpu = [r["cpu_s"] for r in runs if r["cpu_s"] is not None]
     return predicted / statistics.median(cpu) - 1 if cpu else None
+
+
+def _run_here(db: Database, spec: ProgramSpec, case: AppCase) -> int:
+    """One run with the spec's launch line on this machine; its app run id."""
+    req = AppRunRequest(case.grid, case.decomp, case.steps, tags=(TAG,))
+    planned = plan_program_run(spec, req)
+    return store_program_run(db, planned, execute_program_run(planned))
+
+
+def _run_on_slurm(db: Database, args: argparse.Namespace, case: AppCase) -> int:
+    """One run through ``benchdb slurm app --wait``; its app run id."""
+    nodes = args.slurm_nodes
+    done = subprocess.run(
+        [sys.executable, "-m", "benchdb", "slurm", "app", "--nodes", str(nodes),
+         "--ntasks-per-node", str(case.decomp.ranks // nodes), "--db", args.db,
+         "--program", args.program, "--grid", f"{case.grid[0]}x{case.grid[1]}",
+         "--decomp", case.decomp.key, "--steps", str(case.steps), "--tag", TAG,
+         "--wait", "--json"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"slurm app failed: {done.stderr.strip()}")
+    (run,) = json.loads(done.stdout)["runs"]
+    (found,) = [r for r in app_runs(db, tag=TAG) if r["run_id"] == run["id"]]
+    return int(found["app_run_id"])
 
 
 def main() -> None:
@@ -66,31 +101,36 @@ def main() -> None:
     ap.add_argument("--decomps", default="1x1,2x1,1x2")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--machine-file")
+    ap.add_argument("--slurm-nodes", type=int, help="run each case on this many Slurm nodes")
+    ap.add_argument("--comm-host", help="the host whose fitted communication parameters to use")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
     spec = load_program(args.program)
     app = program_application(spec)
     db = open_database(args.db)
-    comm = comm_params(db, args.machine_file, None)
+    comm = comm_params(db, args.machine_file, None, args.comm_host)
     decomps = [parse_decomposition(d) for d in args.decomps.split(",")]
     rows = []
     for item in args.grids.split(","):
         grid_text, steps = item.split(":")
         grid = parse_shape(grid_text, 2)
         cases = [program_case(spec, AppCase(grid, d, int(steps))) for d in decomps]
-        single = predict_app(db, cases, comm, ModelOptions(populated=False), app)
+        rpn = None if args.slurm_nodes is None else max(1, decomps[0].ranks // args.slurm_nodes)
+        single = predict_app(
+            db, cases, comm, ModelOptions(populated=False, ranks_per_node=rpn), app
+        )
         try:
-            preds = predict_app(db, cases, comm, ModelOptions(), app)
+            preds = predict_app(db, cases, comm, ModelOptions(ranks_per_node=rpn), app)
         except UserError:  # no populated curves: one process's for every case
             preds = single
         runs: dict[str, list[dict]] = {d.key: [] for d in decomps}
         for _ in range(args.repeats):
             for case in cases:
-                tags = ("program-validation",)
-                req = AppRunRequest(case.grid, case.decomp, case.steps, tags=tags)
-                planned = plan_program_run(spec, req)
-                run_id = store_program_run(db, planned, execute_program_run(planned))
+                if args.slurm_nodes is None:
+                    run_id = _run_here(db, spec, case)
+                else:
+                    run_id = _run_on_slurm(db, args, case)
                 runs[case.decomp.key].append(app_run_summary(db, run_id))
         for case, pred, one in zip(cases, preds, single, strict=True):
             measured = sorted(runs[case.decomp.key], key=lambda r: r["total_s"])

@@ -24,7 +24,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .node_class import NodeClassInfo, host_fingerprint, node_name
+from .node_class import NodeClassInfo, host_fingerprint
+from .scheduler import node_name
 
 SYS_CPU = Path("/sys/devices/system/cpu")
 SYS_NODE = Path("/sys/devices/system/node")
@@ -50,7 +51,7 @@ class CacheLevel:
 @dataclass(frozen=True)
 class MachineInfo:
     """What the OS says about this machine; ``hostname`` is the node name
-    (:func:`benchdb.node_class.node_name`)."""
+    (:func:`benchdb.scheduler.node_name`)."""
 
     hostname: str
     cpu_model: str

@@ -15,10 +15,10 @@ pool.  So identity has two parts:
   :func:`round_memory` uses, and the ISA features code generation uses
   (:data:`ISA_FEATURES`, per architecture).  Identical nodes share it; an OS
   update keeps it.
-* the **host** -- the node's name within the class: the Slurm node name
-  (``SLURMD_NODENAME``) when running under Slurm, else the hostname
-  (:func:`node_name`).  Two Slurm nodes emulated on one computer share a
-  hostname but not a node name, so they are two hosts.
+* the **host** -- the node's name within the class: the batch scheduler's node
+  name inside one of its jobs, else the hostname
+  (:func:`benchdb.scheduler.node_name`).  Two nodes emulated on one computer
+  share a hostname but not a node name, so they are two hosts.
 
 Predictions, comparisons and histories pool the hosts of a class; ``--host``
 narrows them to one.  Migration 0006 copies :func:`class_fields` (a migration
@@ -28,16 +28,12 @@ two agree.
 
 from __future__ import annotations
 
-import os
 import re
-import socket
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .hashing import content_hash
-
-SLURM_NODE_VAR = "SLURMD_NODENAME"
 
 X86_FEATURES = re.compile(
     r"""
@@ -82,11 +78,6 @@ CLASS_FIELDS = (
     "caches",
     "isa_features",
 )
-
-
-def node_name() -> str:
-    """The name of the node this process runs on: Slurm's node name, else the hostname."""
-    return os.environ.get(SLURM_NODE_VAR) or socket.gethostname()
 
 
 def round_memory(nbytes: int) -> int:

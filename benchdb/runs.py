@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from . import scheduler
 from .db.engine import Database
 from .db.models import RUN_STATUSES as RUN_STATUSES  # re-exported: the states a run is in
 from .db.models import CommMeasurement, Machine, Measurement, Run, RunStatus, utcnow
@@ -30,7 +31,6 @@ from .db.urls import redact_argv, redact_command
 from .environment import EnvironmentInfo, detect_environment
 from .machine import MachineInfo, detect_machine
 from .scope import resolve_scope
-from .slurm import jobs as slurm_jobs
 
 
 class Terminated(KeyboardInterrupt):
@@ -97,7 +97,7 @@ def this_process_run(
     environment: EnvironmentInfo | None = None,
 ) -> Run:
     """A run of this process (:func:`new_run_row`): this machine and software, registered;
-    this command line, host and process id; the Slurm job it runs in, if any (so that
+    this command line, host and process id; the scheduler's job it runs in, if any (so that
     :func:`is_stale` can tell when the job is gone); a ``complete`` one ended now."""
     m = register_machine(session, machine or detect_machine())
     e = register_environment(session, environment or detect_environment())
@@ -109,7 +109,7 @@ def this_process_run(
         kind=kind,
         status=status,
         tags=list(tags),
-        config=slurm_jobs.with_current_job(config),
+        config=scheduler.with_current_job(config),
         hostname=socket.gethostname(),
         pid=os.getpid(),
         ended_at=utcnow() if status == RunStatus.COMPLETE else None,
@@ -210,14 +210,13 @@ def _pid_alive(pid: int) -> bool:
 
 def is_stale(run: Run) -> bool:
     """A ``running`` run whose process is gone (killed, power loss): a run of this host
-    whose process id is free, or a run of a Slurm job that has ended (its process was on
-    a node this one cannot see)."""
+    whose process id is free, or a run of a scheduler's job that has ended (its process
+    was on a node this one cannot see)."""
     if run.status != RunStatus.RUNNING:
         return False
     if run.hostname == socket.gethostname():
         return run.pid is None or not _pid_alive(run.pid)
-    job = (run.config or {}).get(slurm_jobs.CONFIG_KEY)
-    return job is not None and slurm_jobs.job_ended(str(job))
+    return scheduler.job_ended(run.config or {})
 
 
 def mark_stale_runs(db: Database) -> int:

@@ -24,11 +24,11 @@ import socket
 
 from sqlalchemy import select, update
 
+from benchdb import scheduler
 from benchdb.db.engine import Database
 from benchdb.db.models import Kernel, Machine, Measurement, Run, RunStatus
 from benchdb.errors import UserError
 from benchdb.runs import mark_stale_runs
-from benchdb.slurm import jobs as slurm_jobs
 
 RESUMABLE = (RunStatus.INTERRUPTED, RunStatus.FAILED)
 RUN_KIND = "kernels"
@@ -119,7 +119,7 @@ def check_explicit(db: Database, run_id: int, machine_fp: str, environment_fp: s
 
 def claim(db: Database, *run_ids: int) -> bool:
     """Mark unfinished runs ``running`` under this process and the Slurm job it runs in
-    (:func:`~benchdb.slurm.jobs.with_current_job`), all or none (the two runs of an A/B
+    (:func:`~benchdb.scheduler.with_current_job`), all or none (the two runs of an A/B
     pair); False if another got one of them first.
 
     Each UPDATE is conditional on its run still being unfinished, so of two claimers
@@ -140,7 +140,7 @@ def claim(db: Database, *run_ids: int) -> bool:
                         pid=os.getpid(),
                         hostname=socket.gethostname(),
                         ended_at=None,
-                        config=slurm_jobs.with_current_job(configs[run_id]),
+                        config=scheduler.with_current_job(configs[run_id]),
                     )
                 )
                 if done.rowcount != 1:

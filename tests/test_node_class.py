@@ -11,7 +11,8 @@ from types import ModuleType, SimpleNamespace
 import pytest
 
 from benchdb.machine import CacheLevel, MachineInfo, detect_machine
-from benchdb.node_class import class_fields, isa_features, node_name, round_memory
+from benchdb.node_class import class_fields, isa_features, round_memory
+from benchdb.scheduler import node_name
 
 GiB = 1 << 30
 MIGRATION = Path(__file__).parents[1] / "migrations" / "versions" / "0006_node_classes.py"

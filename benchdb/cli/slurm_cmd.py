@@ -377,8 +377,8 @@ def _app_run_options(args: list[str], ranks: int, where: str):  # type: ignore[n
     decomp = parse_decomposition(params["decomp"])
     if decomp.ranks != ranks:
         raise UserError(
-            f"--decomp {decomp.key} runs {decomp.ranks} rank(s), the allocation has {ranks} ({where}); "
-            "make them equal"
+            f"--decomp {decomp.key} runs {decomp.ranks} rank(s), the allocation has {ranks} "
+            f"({where}); make them equal"
         )
     case = CaseOptions(params["grid"], params["steps"], params["precision"], params["diag_every"])
     req = case.app_case(decomp, AppRunRequest, max_ranks=ranks)

@@ -1,11 +1,12 @@
-"""Which Slurm job a run belongs to, and whether that job has ended.
+"""Slurm as the scheduler a process runs under (:class:`benchdb.scheduler.Scheduler`).
 
 A run recorded inside a Slurm job keeps the job's id (``config["slurm_job"]``).
 When a job is cancelled, a rank blocked inside MPI cannot run its SIGTERM
 handler and is killed, so its run stays ``running``; the next job may start on
 other nodes, where the process id says nothing.  The job id does: once
 ``squeue`` no longer lists the job as live, the run is stale and may be
-continued (:func:`benchdb.runs.is_stale`).
+continued (:func:`benchdb.runs.is_stale`).  The node's name is Slurm's
+(``SLURMD_NODENAME``): two nodes emulated on one computer share a hostname.
 """
 
 from __future__ import annotations
@@ -13,29 +14,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
-from typing import Any
 
 JOB_VAR = "SLURM_JOB_ID"
+NODE_VAR = "SLURMD_NODENAME"
 CONFIG_KEY = "slurm_job"
 LIVE = frozenset({"PENDING", "CONFIGURING", "RUNNING", "SUSPENDED", "REQUEUED", "RESIZING"})
-
-
-def current_job() -> dict[str, str]:
-    """``{"slurm_job": id}`` inside a Slurm job, else empty: merged into a run's config."""
-    job = os.environ.get(JOB_VAR)
-    return {CONFIG_KEY: job} if job else {}
-
-
-def with_current_job(config: Mapping[str, Any]) -> dict[str, Any]:
-    """``config`` naming the job this process runs in, or none outside Slurm.
-
-    For a run created here and for one continued here alike: a continued run that kept the
-    job id of the job that ended would look stale to every other host (:func:`job_ended`),
-    and a collector there would mark it ``interrupted`` while this process measures into it.
-    """
-    kept = {k: v for k, v in config.items() if k != CONFIG_KEY}
-    return {**kept, **current_job()}
 
 
 def job_ended(job_id: str) -> bool:
@@ -57,3 +40,22 @@ def job_ended(job_id: str) -> bool:
         return "invalid job id" in proc.stderr.lower()
     states = set(proc.stdout.split())
     return not states & LIVE
+
+
+class Slurm:
+    """:class:`benchdb.scheduler.Scheduler` for Slurm."""
+
+    name = "slurm"
+    config_key = CONFIG_KEY
+
+    def current_job(self) -> str | None:
+        return os.environ.get(JOB_VAR) or None
+
+    def job_ended(self, job_id: str) -> bool:
+        return job_ended(job_id)
+
+    def node_name(self) -> str | None:
+        return os.environ.get(NODE_VAR) or None
+
+
+SCHEDULER = Slurm()

@@ -2,9 +2,10 @@
 
 Choi et al. (paper 002, section 3.2) model intra-socket, inter-socket and
 inter-node messages separately.  Each rank reports its node and CPU affinity;
-the node is the Slurm node name (``SLURMD_NODENAME``) inside a Slurm job, else
-MPI's processor name, so the rank-to-node mapping is the one the job really
-had (and two emulated Slurm nodes on one host are two nodes).  The socket of
+the node is the batch scheduler's node name inside one of its jobs
+(:func:`benchdb.scheduler.scheduled_node_name`), else MPI's processor name, so
+the rank-to-node mapping is the one the job really had (and two emulated nodes
+on one host are two nodes).  The socket of
 every CPU comes from sysfs (``topology/physical_package_id``).  Ranks on
 different nodes are ``inter-node``; on one node, ranks pinned within one
 socket each are ``intra-socket`` or ``inter-socket``; unpinned ranks that may
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from mpi4py import MPI
 
-from benchdb.node_class import SLURM_NODE_VAR
+from benchdb.scheduler import scheduled_node_name
 
 SYS_CPU = Path("/sys/devices/system/cpu")
 
@@ -27,7 +28,7 @@ SYS_CPU = Path("/sys/devices/system/cpu")
 @dataclass(frozen=True)
 class RankInfo:
     rank: int
-    node: str  # Slurm node name, else MPI processor name
+    node: str  # the scheduler's node name, else MPI processor name
     cpus: tuple[int, ...]
     sockets: tuple[int, ...]
 
@@ -43,7 +44,7 @@ def local_info(rank: int) -> RankInfo:
     cpus = tuple(sorted(os.sched_getaffinity(0)))
     packages = {package_of(c) for c in cpus}
     sockets = tuple(sorted(p for p in packages if p is not None)) if None not in packages else ()
-    node = os.environ.get(SLURM_NODE_VAR) or MPI.Get_processor_name()
+    node = scheduled_node_name() or MPI.Get_processor_name()
     return RankInfo(rank=rank, node=node, cpus=cpus, sockets=sockets)
 
 

@@ -13,13 +13,13 @@ from benchdb.comm import load_machine_file
 from benchdb.comm.halo_model import predict_halo2d
 from benchdb.comm.maxrate import maxrate_time
 from benchdb.comm.store import fit_frame
-from benchdb.node_class import SLURM_NODE_VAR
+from benchdb.slurm.jobs import NODE_VAR
 
 
 def test_the_slurm_node_name_is_the_node(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(SLURM_NODE_VAR, "n7")
+    monkeypatch.setenv(NODE_VAR, "n7")
     assert local_info(0).node == "n7"
-    monkeypatch.delenv(SLURM_NODE_VAR)
+    monkeypatch.delenv(NODE_VAR)
     assert local_info(0).node  # MPI's processor name
 
 

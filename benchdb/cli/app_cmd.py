@@ -21,9 +21,10 @@ from ..app.scenario import energy_of
 from ..errors import UserError
 from ..shapes import parse_shape, shape_key
 from ..units import fmt_seconds
-from .app_options import CaseOptions, ProgramOption, Target, WhatIf, option_group
+from .app_options import CaseOptions, ProgramOption, Target, WhatIf
 from .common import DbOption, JsonOption, err_console, open_db, print_json, print_table
 from .groups import HelpGroup
+from .option_groups import option_group
 
 if TYPE_CHECKING:
     from ..collectors.plan import Point

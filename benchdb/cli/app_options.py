@@ -8,16 +8,13 @@ model or, with ``--program``, a user's program described by its spec.
 the application model (paper 001 eq. 1-5) under: data selection, what-if
 scalings of compute rate, bandwidth and latency or another machine's
 communication parameters (paper 001 section 5), and the power model (paper
-000 section 5).  :func:`option_group` puts a group's fields on a typer
-command's command line once and hands them to the command as one object.
+000 section 5).  :func:`.option_groups.option_group` puts a group's fields on
+a typer command's command line once and hands them to the command as one object.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
-from collections.abc import Callable
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -204,37 +201,3 @@ class WhatIf:
 
         with db.reading() as s:
             return resolve_scope(s, self.machine, self.host).cores
-
-
-def option_group(name: str, cls: type) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Put the fields of dataclass ``cls`` on a typer command in place of its parameter ``name``.
-
-    Typer sees one flat signature (each field an option, in place); the
-    command gets the options as one ``cls`` in ``name``.
-    """
-    hints = inspect.get_annotations(cls, eval_str=True)
-    group = [
-        inspect.Parameter(
-            f.name,
-            inspect.Parameter.KEYWORD_ONLY,
-            annotation=hints[f.name],
-            default=inspect.Parameter.empty if f.default is MISSING else f.default,
-        )
-        for f in fields(cls)
-    ]
-
-    def decorate(command: Callable[..., None]) -> Callable[..., None]:
-        params: list[inspect.Parameter] = []
-        for p in inspect.signature(command, eval_str=True).parameters.values():
-            params += group if p.name == name else [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)]
-
-        @functools.wraps(command)
-        def wrapper(**kwargs: Any) -> None:
-            value = cls(**{g.name: kwargs.pop(g.name) for g in group})
-            return command(**kwargs, **{name: value})
-
-        wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-        wrapper.__annotations__ = {p.name: p.annotation for p in params}
-        return wrapper
-
-    return decorate

@@ -18,8 +18,9 @@ from ..app.model import ExchangeSource, check_steps
 from ..app.scenario import RankedPrediction, explore, scenario_cases
 from ..errors import UserError
 from ..units import fmt_seconds
-from .app_options import CaseOptions, ProgramOption, Target, WhatIf, option_group
+from .app_options import CaseOptions, ProgramOption, Target, WhatIf
 from .common import DbOption, JsonOption, open_db, print_json, print_table
+from .option_groups import option_group
 
 
 def parse_ranks(text: str) -> list[int]:

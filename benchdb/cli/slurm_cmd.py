@@ -9,6 +9,7 @@ would fail or pend on the nodes -- is refused before anything is written or subm
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -33,6 +34,7 @@ from .comm_options import (
 )
 from .common import DbOption, JsonOption, console, err_console, open_db, print_json
 from .groups import HelpGroup
+from .option_groups import option_group
 
 app = typer.Typer(
     help="Run benchdb on a Slurm cluster: every node collects into one shared database, "
@@ -98,29 +100,89 @@ def _output(kind: str) -> str:
     return str(Path.cwd() / f"benchdb-{kind}-%j.out")
 
 
-def _allocation(
-    nodes: int,
-    ntasks_per_node: int,
-    partition: str | None,
-    time: str | None,
-    account: str | None,
-    sbatch_arg: list[str] | None,
-    db: str | None,
-):  # type: ignore[no-untyped-def]
-    """The checked allocation and database URL (the cluster is asked next, by
-    :func:`_partition`)."""
-    from ..db.engine import resolve_url
-    from ..slurm import submit
-    from ..slurm.script import Allocation
+@dataclass(frozen=True)
+class JobOptions:
+    """What every ``benchdb slurm`` command asks of the job beyond its nodes: where it
+    runs, what it may use, and whether to submit it, print it or follow it."""
 
-    allocation = Allocation(
-        nodes, ntasks_per_node, partition, time, account, tuple(sbatch_arg or ())
-    )
-    submit.check_allocation(allocation)
-    url = resolve_url(db)
-    submit.check_shared_url(url, nodes)
-    submit.check_password_exported(allocation, url)
-    return allocation, url
+    partition: PartitionOption = None
+    time: TimeOption = None
+    account: AccountOption = None
+    sbatch_arg: SbatchArgOption = None
+    dry_run: DryRunOption = False
+    wait: WaitOption = False
+    db: DbOption = None
+    as_json: JsonOption = False
+
+    def allocation(self, nodes: int, ntasks_per_node: int):  # type: ignore[no-untyped-def]
+        """The checked allocation and database URL (the cluster is asked next, by
+        :func:`_partition`)."""
+        from ..db.engine import resolve_url
+        from ..slurm import submit
+        from ..slurm.script import Allocation
+
+        if self.wait and self.dry_run:  # a dry run submits nothing, so nothing to follow
+            raise UserError("--dry-run submits no job to wait for; leave out --wait or --dry-run")
+        allocation = Allocation(
+            nodes,
+            ntasks_per_node,
+            self.partition,
+            self.time,
+            self.account,
+            tuple(self.sbatch_arg or ()),
+        )
+        submit.check_allocation(allocation)
+        url = resolve_url(self.db)
+        submit.check_shared_url(url, nodes)
+        submit.check_password_exported(allocation, url)
+        return allocation, url
+
+    def submit(self, script, url: str, what: str) -> None:  # type: ignore[no-untyped-def]
+        """Print the script (``--dry-run``), or create the schema once and submit the job
+        (and follow it to its end with ``--wait``)."""
+        from ..db.urls import PASSWORD_VAR, redact, split_password
+        from ..slurm import submit
+
+        text = script.render()
+        if self.dry_run:
+            if self.as_json:
+                print_json({"job_id": None, "script": text, "output": script.output})
+            else:
+                console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
+            if split_password(url)[1] is not None:
+                err_console.print(
+                    f"note: the password of the database URL is not in the script; submitted, "
+                    f"the job gets it as {PASSWORD_VAR} in its environment (to submit this script "
+                    f"yourself, export {PASSWORD_VAR}, or keep the password in ~/.pgpass)",
+                    highlight=False,
+                    soft_wrap=True,
+                )
+            return
+        # The schema exists before the nodes start: reachable from here, and no node waits on
+        # another's migration.
+        database = open_db(url, create=True)
+        database.close()
+        job = submit.submit(text, url)
+        output = script.output.replace("%j", str(job.job_id))
+        submitted = {"job_id": job.job_id, "script": text, "output": output}
+        if not self.as_json:
+            err_console.print(
+                f"submitted job {job.job_id}: {what} into {redact(url)}; output: {output}; "
+                + (
+                    "following it until it ends (Ctrl-C stops following, not the job)"
+                    if self.wait
+                    else "watch the runs arrive with `benchdb runs list --db URL`"
+                ),
+                highlight=False,
+                soft_wrap=True,
+            )
+        if not self.wait:
+            if self.as_json:
+                print_json(submitted)
+            return
+        from .slurm_wait import wait_for
+
+        wait_for(job.job_id, url, output, submitted, self.as_json)
 
 
 def _partition(allocation, dry_run: bool):  # type: ignore[no-untyped-def]
@@ -139,60 +201,6 @@ def _partition(allocation, dry_run: bool):  # type: ignore[no-untyped-def]
     if found is not None:
         submit.check_fits(allocation, found)
     return found
-
-
-def _check_wait(wait: bool, dry_run: bool) -> None:
-    """A dry run submits nothing, so there is nothing to follow."""
-    if wait and dry_run:
-        raise UserError("--dry-run submits no job to wait for; leave out --wait or --dry-run")
-
-
-def _submit(script, url: str, dry_run: bool, as_json: bool, what: str, wait: bool) -> None:  # type: ignore[no-untyped-def]
-    """Print the script (``--dry-run``), or create the schema once and submit the job (and
-    follow it to its end with ``--wait``)."""
-    from ..db.urls import PASSWORD_VAR, redact, split_password
-    from ..slurm import submit
-
-    text = script.render()
-    if dry_run:
-        if as_json:
-            print_json({"job_id": None, "script": text, "output": script.output})
-        else:
-            console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
-        if split_password(url)[1] is not None:
-            err_console.print(
-                f"note: the password of the database URL is not in the script; submitted, "
-                f"the job gets it as {PASSWORD_VAR} in its environment (to submit this script "
-                f"yourself, export {PASSWORD_VAR}, or keep the password in ~/.pgpass)",
-                highlight=False,
-                soft_wrap=True,
-            )
-        return
-    # The schema exists before the nodes start: reachable from here, and no node waits on
-    # another's migration.
-    database = open_db(url, create=True)
-    database.close()
-    job = submit.submit(text, url)
-    output = script.output.replace("%j", str(job.job_id))
-    submitted = {"job_id": job.job_id, "script": text, "output": output}
-    if not as_json:
-        err_console.print(
-            f"submitted job {job.job_id}: {what} into {redact(url)}; output: {output}; "
-            + (
-                "following it until it ends (Ctrl-C stops following, not the job)"
-                if wait
-                else "watch the runs arrive with `benchdb runs list --db URL`"
-            ),
-            highlight=False,
-            soft_wrap=True,
-        )
-    if not wait:
-        if as_json:
-            print_json(submitted)
-        return
-    from .slurm_wait import wait_for
-
-    wait_for(job.job_id, url, output, submitted, as_json)
 
 
 def _collect_options(args: list[str]):  # type: ignore[no-untyped-def]
@@ -236,8 +244,10 @@ def _check_sweep(options, partition) -> None:  # type: ignore[no-untyped-def]
 @app.command(
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
 )
+@option_group("job", JobOptions)
 def collect(
     ctx: typer.Context,
+    job: JobOptions,
     nodes: NodesOption = 1,
     ntasks_per_node: Annotated[
         int,
@@ -248,14 +258,6 @@ def collect(
             rich_help_panel=_SLURM,
         ),
     ] = 1,
-    partition: PartitionOption = None,
-    time: TimeOption = None,
-    account: AccountOption = None,
-    sbatch_arg: SbatchArgOption = None,
-    dry_run: DryRunOption = False,
-    wait: WaitOption = False,
-    db: DbOption = None,
-    as_json: JsonOption = False,
 ) -> None:
     """Every allocated node runs `benchdb collect` into one shared database.
 
@@ -284,22 +286,19 @@ def collect(
     """
     from ..slurm.script import collect_script
 
-    allocation, url = _allocation(nodes, ntasks_per_node, partition, time, account, sbatch_arg, db)
-    _check_wait(wait, dry_run)
+    allocation, url = job.allocation(nodes, ntasks_per_node)
     options = _collect_options(list(ctx.args))
-    _check_sweep(options, _partition(allocation, dry_run))
+    _check_sweep(options, _partition(allocation, job.dry_run))
     script = collect_script(allocation, url, list(ctx.args), _output("collect"))
-    _submit(script, url, dry_run, as_json, f"benchdb collect on {nodes} node(s)", wait)
+    job.submit(script, url, f"benchdb collect on {nodes} node(s)")
 
 
 @app.command()
+@option_group("job", JobOptions)
 def comm(
+    job: JobOptions,
     nodes: NodesOption = 2,
     ntasks_per_node: TasksOption = 1,
-    partition: PartitionOption = None,
-    time: TimeOption = None,
-    account: AccountOption = None,
-    sbatch_arg: SbatchArgOption = None,
     mpi: Annotated[
         str,
         typer.Option(
@@ -317,10 +316,6 @@ def comm(
     min_sample_time: MinSampleTimeOption = 0.002,
     quick: QuickOption = False,
     tag: TagOption = None,
-    dry_run: DryRunOption = False,
-    wait: WaitOption = False,
-    db: DbOption = None,
-    as_json: JsonOption = False,
 ) -> None:
     """One MPI job across the nodes runs the communication benchmarks (`benchdb comm collect`'s).
 
@@ -341,8 +336,7 @@ def comm(
     """
     from ..slurm.script import comm_script
 
-    allocation, url = _allocation(nodes, ntasks_per_node, partition, time, account, sbatch_arg, db)
-    _check_wait(wait, dry_run)
+    allocation, url = job.allocation(nodes, ntasks_per_node)
     options = CommJobOptions(
         benchmarks, max_bytes, sizes, decomp, halo_local, halo_fields, samples,
         min_sample_time, quick, tuple(tag or ()),
@@ -350,9 +344,9 @@ def comm(
     args = options.module_args(
         nodes * ntasks_per_node, f"--nodes {nodes} x --ntasks-per-node {ntasks_per_node}"
     )
-    _partition(allocation, dry_run)
+    _partition(allocation, job.dry_run)
     script = comm_script(allocation, url, args, _output("comm"), mpi)
-    _submit(script, url, dry_run, as_json, f"communication benchmarks on {nodes} node(s)", wait)
+    job.submit(script, url, f"communication benchmarks on {nodes} node(s)")
 
 
 # app run's options that the job sets itself
@@ -395,18 +389,12 @@ def _app_run_options(args: list[str], ranks: int, where: str):  # type: ignore[n
     "app",
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
 )
+@option_group("job", JobOptions)
 def app_run(
     ctx: typer.Context,
+    job: JobOptions,
     nodes: NodesOption = 2,
     ntasks_per_node: TasksOption = 1,
-    partition: PartitionOption = None,
-    time: TimeOption = None,
-    account: AccountOption = None,
-    sbatch_arg: SbatchArgOption = None,
-    dry_run: DryRunOption = False,
-    wait: WaitOption = False,
-    db: DbOption = None,
-    as_json: JsonOption = False,
 ) -> None:
     """One whole run of the built-in model or of your program (`benchdb app run`) across
     the nodes.
@@ -428,12 +416,11 @@ def app_run(
     """
     from ..slurm.script import app_script
 
-    allocation, url = _allocation(nodes, ntasks_per_node, partition, time, account, sbatch_arg, db)
-    _check_wait(wait, dry_run)
+    allocation, url = job.allocation(nodes, ntasks_per_node)
     ranks = nodes * ntasks_per_node
     _app_run_options(
         list(ctx.args), ranks, f"--nodes {nodes} x --ntasks-per-node {ntasks_per_node}"
     )
-    _partition(allocation, dry_run)
+    _partition(allocation, job.dry_run)
     script = app_script(allocation, url, list(ctx.args), _output("app"))
-    _submit(script, url, dry_run, as_json, f"a whole run on {nodes} node(s)", wait)
+    job.submit(script, url, f"a whole run on {nodes} node(s)")

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..kernels.api import DTYPE_BYTES
+from ..kernels.geometry import SHALLOW, Geometry
 from ..kernels.parallel_spec import HaloSpec
 from .context import FULLSTEP, LoopContext
 
@@ -29,7 +30,8 @@ class Application:
     built-in model's or a user's program's, each for one and for P busy processes a
     node.  ``calibrate``: the command that measures the populated ones.
     ``calibrated``: ``benchdb app calibrate`` can time its exchanges in situ
-    (:mod:`.exchange_table`); otherwise the halo model prices them.
+    (:mod:`.exchange_table`, looked up by the local block's footprint under
+    ``geometry``); otherwise the halo model prices them.
     """
 
     name: str  # the ``app_run.application`` of its measured runs
@@ -41,6 +43,7 @@ class Application:
     curves: str = FULLSTEP
     calibrate: str = "benchdb app calibrate"
     calibrated: bool = False
+    geometry: Geometry = SHALLOW
 
     def kernels(self, ranks: int) -> tuple[str, ...]:
         """The kernels a run on ``ranks`` ranks runs each step."""

@@ -1,9 +1,11 @@
-"""Measured halo exchanges of the distributed model, looked up by local footprint.
+"""Measured halo exchanges of an application, looked up by local footprint.
 
-``benchdb app calibrate`` runs the real model at square global grids for
-every decomposition of P ranks (:mod:`benchdb.collectors.app.exchanges` says
-why: packing, evicted buffers and the wait for the neighbour are part of an
-exchange, and the message model has none of them).  Here those runs are read
+``benchdb app calibrate`` runs the real model (or, with ``--program``, the
+user's program, whose ranks report their time in exchanges as one figure,
+``exchanges``) at square global grids for every decomposition of P ranks
+(:mod:`benchdb.collectors.app.exchanges` says why: packing, evicted buffers
+and the wait for the neighbour are part of an exchange, and the message model
+has none of them).  Here those runs are read
 back: per decomposition and per ``field.axis`` exchange, the slowest rank's
 seconds per exchange against the local footprint (median over the runs of one
 grid, then a running median over three neighbouring grids: the first exchange
@@ -31,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..kernels.geometry import SHALLOW
+from ..kernels.geometry import SHALLOW, Geometry
 from ..stats import summarize
 from .decomposition import Decomposition
 
@@ -42,12 +44,14 @@ SPREAD = "spread"  # the series of the runs' relative IQR of all exchanges of a 
 
 @dataclass(frozen=True)
 class MeasuredExchanges:
-    """Per decomposition key and ``field.axis``: (log local footprint, log s/exchange)."""
+    """Per decomposition key and ``field.axis`` (a program's: ``exchanges``): (log local
+    footprint under ``geometry``, log s/exchange)."""
 
     ranks: int
     precision: str
     series: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]
     app_run_ids: tuple[int, ...]
+    geometry: Geometry = SHALLOW
 
     def covers(self, decomp: Decomposition) -> bool:
         return decomp.key in self.series
@@ -55,7 +59,7 @@ class MeasuredExchanges:
     def _lookup(
         self, decomp: Decomposition, local: tuple[int, int]
     ) -> tuple[dict[str, float], bool]:
-        u = float(np.log(SHALLOW.footprint_bytes(local, self.precision)))
+        u = float(np.log(self.geometry.footprint_bytes(local, self.precision)))
         out, outside = {}, False
         for key, (xs, ys) in self.series[decomp.key].items():
             out[key] = float(np.exp(np.interp(u, xs, ys)))
@@ -95,10 +99,11 @@ def _per_step(run: dict[str, Any]) -> dict[str, float]:
 
 
 def measured_exchanges(
-    runs: Sequence[dict[str, Any]], ranks: int, precision: str
+    runs: Sequence[dict[str, Any]], ranks: int, precision: str, geometry: Geometry = SHALLOW
 ) -> MeasuredExchanges | None:
-    """The table from app run summaries (:func:`benchdb.app.measured_runs.app_runs`) tagged
-    :data:`CALIBRATION_TAG` with ``ranks`` ranks; None if there are none."""
+    """The table from one application's run summaries
+    (:func:`benchdb.app.measured_runs.app_runs`) tagged :data:`CALIBRATION_TAG` with
+    ``ranks`` ranks, by local footprint under ``geometry``; None if there are none."""
     mine = [
         r
         for r in runs
@@ -113,7 +118,7 @@ def measured_exchanges(
     for (decomp, grid), rs in by_case.items():
         px, py = (int(v) for v in decomp.split("x"))
         local = Decomposition(px, py).local_shape(grid)
-        u = float(np.log(SHALLOW.footprint_bytes(local, precision)))
+        u = float(np.log(geometry.footprint_bytes(local, precision)))
         per_step = [_per_step(r) for r in rs]
         per_case = {k: statistics.median(p[k] for p in per_step) for k in per_step[0]}
         totals = summarize([sum(v for k, v in p.items() if k != UNTIMED) for p in per_step])
@@ -132,4 +137,6 @@ def measured_exchanges(
         }
         for decomp, keys in points.items()
     }
-    return MeasuredExchanges(ranks, precision, series, tuple(r["app_run_id"] for r in mine))
+    return MeasuredExchanges(
+        ranks, precision, series, tuple(r["app_run_id"] for r in mine), geometry
+    )

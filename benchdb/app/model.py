@@ -387,7 +387,7 @@ def _measured_tables(
     hosts = set(resolve_machine_caches(db, options.machine, options.host).scope.host_ids)
     runs = [r for r in app_runs(db, application=app.name) if r["machine_id"] in hosts]
     wanted = {(c.decomp.ranks, c.precision) for c in cases if c.decomp.ranks > 1}
-    return {(n, p): measured_exchanges(runs, n, p) for n, p in wanted}
+    return {(n, p): measured_exchanges(runs, n, p, app.geometry) for n, p in wanted}
 
 
 def _reduction(

@@ -56,6 +56,8 @@ def program_application(spec: ProgramSpec) -> Application:
         reduction_bytes=par.reductions.bytes,
         curves=PROGRAM,
         calibrate=f"benchdb app calibrate --program {spec.path}",
+        calibrated="exchanges" in par.reports,
+        geometry=spec.layout.geometry(),
     )
 
 

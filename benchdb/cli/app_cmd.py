@@ -280,7 +280,8 @@ def calibrate_cmd(
     each pinned to a core of its own (the sizes, samples and passes of `benchdb
     collect --program`), stored as its curves of a node with RANKS busy processes.
     `app predict --program` and `scenario --program` need them for runs with that many
-    ranks a node.  Its exchanges are priced by the halo model.
+    ranks a node.  Then, where its spec's [parallel] reports its time in exchanges,
+    its exchanges timed in its own runs on RANKS ranks, as for the built-in model.
 
     Examples:
 
@@ -300,7 +301,7 @@ def calibrate_cmd(
                 "--near and --timeout do not apply to --program (its spec's timeout "
                 "bounds each run); leave them out"
             )
-        result = _calibrate_program(db, program, ranks, machine, quick, sizes, as_json)
+        result = _calibrate_program(db, program, ranks, machine, quick, sizes, exchanges, as_json)
     elif near is None:
         populated_plan(machine, ranks, quick=quick, sizes_spec=sizes)
         result = _calibrate_full(
@@ -322,6 +323,7 @@ def _calibrate_program(
     machine: MachineInfo,
     quick: bool,
     sizes: str | None,
+    exchanges: bool,
     quiet: bool,
 ) -> dict[str, Any]:
     from ..app.program_app import load_program
@@ -329,9 +331,18 @@ def _calibrate_program(
         calibrate_populated_program,
         populated_program_plan,
     )
+    from ..collectors.app.program_exchanges import (
+        calibrate_program_exchanges,
+        program_calibration_cases,
+    )
 
-    load_program(program)  # a spec without [parallel] is refused before the build
+    spec = load_program(program)  # a spec without [parallel] is refused before the build
     plan = populated_program_plan(program, ranks, machine, quick=quick, sizes_spec=sizes)
+    reported = spec.parallel is not None and "exchanges" in spec.parallel.reports
+    precision = "float64" if "float64" in spec.precisions else spec.precisions[0]
+    cases = (
+        program_calibration_cases(spec, machine, ranks, precision) if exchanges and reported else []
+    )
     database = open_db(db, create=True)
     total = len(plan.points) * plan.passes
     counter = itertools.count(1)
@@ -352,7 +363,24 @@ def _calibrate_program(
             f"run {run_id}: {measured} point-passes of {ranks} copies at once, stored in "
             f"context {context}"
         )
-    return {"run_id": run_id, "point_passes": measured, "context": context}
+    result: dict[str, Any] = {"run_id": run_id, "point_passes": measured, "context": context}
+    if exchanges and not reported:
+        if not quiet:
+            err_console.print(
+                f"program {spec.name} reports no time in exchanges ([parallel] reports): its "
+                "exchanges stay with the halo model"
+            )
+    elif exchanges:
+        with err_console.status(f"timing the program's exchanges on {ranks} ranks ...") as status:
+            runs = calibrate_program_exchanges(
+                database, spec, cases, progress=None if quiet else status.update
+            )
+        result["exchange_calibration"] = {"cases": len(cases), "app_runs": runs}
+        if not quiet:
+            err_console.print(
+                f"stored {runs} calibration runs of the exchanges ({len(cases)} cases)"
+            )
+    return result
 
 
 def _calibrate_near(

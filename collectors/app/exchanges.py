@@ -46,19 +46,30 @@ SECONDS_PER_LOCAL_POINT = 10e-9
 SECONDS_OF_EXCHANGES = 14e-6
 
 
-def calibration_cases(machine: MachineInfo, ranks: int, precision: str) -> list[AppCase]:
+def calibration_cases(
+    machine: MachineInfo,
+    ranks: int,
+    precision: str,
+    *,
+    bytes_per_point: float | None = None,
+    min_extent: int = 2,
+) -> list[AppCase]:
     """Square global grids per decomposition of ``ranks``, local footprints one octave apart.
 
     The targets are per rank, up to 8x the LLC (every rank builds the global
     grid once to slice its block: ``ranks`` x that much memory for a moment).
-    Grid sides are multiples of ``ranks``, so every decomposition divides them.
+    Grid sides are multiples of ``ranks``, so every decomposition divides them,
+    and at least ``ranks`` x ``min_extent``.  ``bytes_per_point``: of the global
+    grid, the built-in model's by default (13 arrays of (M+1)(N+1)).
     """
-    bytes_per_point = SHALLOW.footprint_bytes((1, 1), precision) / 4  # 13 arrays, (M+1)(N+1)
+    if bytes_per_point is None:
+        bytes_per_point = SHALLOW.footprint_bytes((1, 1), precision) / 4
     first = machine.data_caches()[0].size_bytes * START_FRACTION_OF_L1
     last = 8 * machine.last_level_cache().size_bytes
     targets = first * 2.0 ** np.arange(int(np.log2(last / first)) + 1)
     sides = [math.sqrt(t * ranks / bytes_per_point) for t in targets]
-    grids = sorted({max(2 * ranks, ranks * round(side / ranks)) for side in sides})
+    smallest = ranks * min_extent
+    grids = sorted({max(smallest, ranks * round(side / ranks)) for side in sides})
     return square_cases(grids, ranks, precision)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from benchdb.app.decomposition import check_decomposition
 from benchdb.app.program_app import parallel_of, program_case
@@ -140,8 +141,21 @@ def store_program_run(db: Database, run: ProgramRun, output: RunOutput) -> int:
         "precision": req.precision,
         "launch": run.argv,
     }
+    return store_program_runs(db, [(run, output)], kind="app", tags=req.tags, config=config)[0]
+
+
+def store_program_runs(
+    db: Database,
+    done: list[tuple[ProgramRun, RunOutput]],
+    *,
+    kind: str,
+    tags: tuple[str, ...],
+    config: dict[str, Any],
+) -> list[int]:
+    """One ``run`` row holding an ``app_run`` row for each of the runs ``done``, in one
+    transaction; the ``app_run`` ids."""
 
     def rows(run_id: int) -> list[AppRun]:
-        return [_row(run_id, run.spec, req, output, run.argv)]
+        return [_row(run_id, r.spec, r.req, out, r.argv) for r, out in done]
 
-    return store_runs(db, rows, kind="app", tags=req.tags, config=config)[0]
+    return store_runs(db, rows, kind=kind, tags=tags, config=config)

@@ -44,7 +44,7 @@ def test_predict_splits_a_programs_run_into_loops_and_exchanges(swept: tuple[Pat
     assert f"benchdb app calibrate --program {spec} --ranks 2" in str(missing.exception)
     assert app(*predict, "--single-process-curves")["context"] == "program"
     calibrated = app("calibrate", "--program", str(spec), "--ranks", "2", *SWEEP[:2], "--quick",
-                     "--db", url)  # fmt: skip
+                     "--no-exchanges", "--db", url)  # fmt: skip
     assert calibrated["context"] == "program:ppn2" and calibrated["point_passes"] >= 2
     two = app(*predict)
     step = ["cu", "cv", "z", "h", "unew", "vnew", "pnew", "uold", "vold", "pold", "copy"]
@@ -83,3 +83,39 @@ def test_a_run_that_dies_on_its_ranks_writes_nothing(mpi_example: Path, tmp_path
     assert isinstance(done.exception, UserError), done.output
     assert "exit status 2" in str(done.exception) and "nothing was written" in str(done.exception)
     assert not db.exists()
+
+
+def test_calibrated_exchanges_price_a_programs_run(swept: tuple[Path, str]) -> None:
+    """The program's own runs time its exchanges (its ranks report them); the model then
+    looks them up by the local block's footprint instead of pricing the messages alone."""
+    from benchdb.collectors.app.exchanges import PASSES
+    from benchdb.collectors.app.program_exchanges import calibrate_program_exchanges
+
+    from benchdb.app.decomposition import Decomposition
+    from benchdb.app.exchange_table import CALIBRATION_TAG
+    from benchdb.app.measured_runs import app_runs
+    from benchdb.app.model import AppCase, ExchangeSource, ModelOptions, predict_app
+    from benchdb.app.program_app import load_program, program_application
+    from benchdb.comm.params import load_machine_file
+    from benchdb.db.engine import open_database
+
+    spec_path, url = swept
+    spec = load_program(spec_path)
+    cases = [AppCase((g, g), Decomposition(*d), 20) for d in ((2, 1), (1, 2)) for g in (16, 48)]
+    db = open_database(url)
+    try:
+        assert calibrate_program_exchanges(db, spec, cases) == PASSES * len(cases)
+        runs = app_runs(db, tag=CALIBRATION_TAG, application="shallowmpi")
+    finally:
+        db.close()
+    assert len(runs) == PASSES * len(cases)
+    assert all(set(r["exchanges_s"]) == {"exchanges"} for r in runs)
+    case = AppCase((32, 32), Decomposition(2, 1), steps=100)
+    db = open_database(url)
+    try:  # the same model the CLI runs, with Summit's messages: measured exchanges win
+        (two,) = predict_app(db, [case], load_machine_file("summit"),
+                             ModelOptions(populated=False), program_application(spec))  # fmt: skip
+    finally:
+        db.close()
+    assert two.exchange_source is ExchangeSource.MEASURED and set(two.exchanges) == {"exchanges"}
+    assert two.exchange_s > 0 and two.untimed_s > 0

@@ -3,6 +3,7 @@ refused in one line naming the fix, exit 2, before anything is built, run or sto
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -119,3 +120,25 @@ def test_a_spec_without_parallel_section_exits_2_in_one_line(tmp_path: Path) -> 
     )
     assert_user_error(proc, "has no [parallel] section")
     assert not db.exists()
+
+
+def test_a_programs_exchange_calibration_grids_fit_it_and_this_machine() -> None:
+    """Square grids one octave apart in local footprint (the program's own bytes per
+    point), every decomposition of 2 ranks, blocks the program accepts, runs that fit
+    in memory."""
+    from benchdb.collectors.app.program_exchanges import program_calibration_cases
+
+    from benchdb.machine import available_memory_bytes, detect_machine
+
+    spec = load_spec(EXAMPLE)
+    cases = program_calibration_cases(spec, detect_machine(), 2, "float64")
+    geometry = spec.layout.geometry()
+    assert {c.decomp.key for c in cases} == {"2x1", "1x2"}
+    for decomp in ("2x1", "1x2"):
+        mine = [c for c in cases if c.decomp.key == decomp]
+        local = [geometry.footprint_bytes(c.local, "float64") for c in mine]
+        assert local == sorted(local) and all(b / a > 1.5 for a, b in itertools.pairwise(local))
+    assert all(c.grid[0] == c.grid[1] and c.grid[0] % 2 == 0 for c in cases)
+    assert all(min(c.local) >= spec.layout.min_extent for c in cases)
+    free = available_memory_bytes()
+    assert all(2 * geometry.footprint_bytes(c.grid, "float64") < free for c in cases)

@@ -1,8 +1,9 @@
 """What other processes do to the stored medians, with the disturbance evidence ignored and used.
 
-The same points -- shallow, a stencil, STREAM triad and the Fortran example
-program (examples/shallow_fortran, when gfortran can build it) at sizes from
-the caches to DRAM -- are measured by the collector's own timing
+The same points -- shallow, a stencil, STREAM triad and a program (the Fortran
+example, examples/shallow_fortran, when gfortran can build it, or the one
+``--program`` names, e.g. the C example examples/shallow_mpi) at sizes from the
+caches to DRAM -- are measured by the collector's own timing
 (``time_point``, pinned to one CPU as a sweep is, ``--passes`` passes pooled as
 a sweep pools them) under each condition in turn:
 
@@ -73,14 +74,19 @@ POINTS: tuple[tuple[str, tuple[int, ...]], ...] = (
 PROGRAM_POINTS = ((200, 200), (800, 800))
 
 
-def catalog(with_program: bool):  # type: ignore[no-untyped-def]
-    return load_catalog([str(FORTRAN)] if with_program else [], installed=False)
+def catalog(program: Path | None):  # type: ignore[no-untyped-def]
+    return load_catalog([str(program)] if program else [], installed=False)
 
 
-def points(with_program: bool) -> list[tuple[str, tuple[int, ...]]]:
+def program_name(cat) -> str | None:  # type: ignore[no-untyped-def]
+    """The name of the program the catalog holds beside the built-ins, if any."""
+    return next(iter(cat.source_of), None)
+
+
+def points(program: str | None) -> list[tuple[str, tuple[int, ...]]]:
     found = list(POINTS)
-    if with_program:
-        found += [("shallowf90", shape) for shape in PROGRAM_POINTS]
+    if program:
+        found += [(program, shape) for shape in PROGRAM_POINTS]
     return found
 
 
@@ -100,6 +106,7 @@ def _ignored(timing: PointTiming, kernel: str) -> list[float]:
 
 
 def summarise(cat, measured: dict[tuple, list[PointTiming]]) -> dict[str, dict]:  # type: ignore[no-untyped-def]
+    program = program_name(cat)
     """Per mode ('ignored', 'used'): each kernel-point's median, CV and flags."""
     modes: dict[str, dict] = {"ignored": {}, "used": {}}
     taken = aside = 0
@@ -112,7 +119,7 @@ def summarise(cat, measured: dict[tuple, list[PointTiming]]) -> dict[str, dict]:
     }
     for (name, shape), timings in measured.items():
         by_sample += excess(timings)
-        if name == "shallowf90":
+        if name == program:
             child_gap += [e.wall_s - e.cpu_s for t in timings for e in t.evidence]
             runs = [e for t in timings for e in t.evidence]  # pooled, as the point's row
             keep, dropped = kept_and_set_aside([not e.disturbed for e in runs])
@@ -219,7 +226,7 @@ def program_table(runs: list[tuple[str, dict]]) -> None:
     if not any(any(lost.values()) for lost in (r["program_lost"] for _, r in runs)):
         return
     print()
-    print("program runs (the Fortran example): time lost, by what the median made of them")
+    print("program runs: time lost, by what the median made of them")
     for condition, result in runs:
         cells = []
         for what, lost in result["program_lost"].items():
@@ -253,20 +260,23 @@ def main() -> None:
     ap.add_argument("--conditions", default="quiet,bursty,saturated,memory,quiet")
     ap.add_argument("--passes", type=int, default=3, help="passes over the points per condition")
     ap.add_argument("--max-seconds", type=float, default=300, help="co-runners' own deadline")
-    ap.add_argument("--no-program", action="store_true", help="leave out the Fortran example")
+    ap.add_argument("--no-program", action="store_true", help="leave out the program")
+    ap.add_argument(
+        "--program", type=Path, help="the program's spec (default: the Fortran example)"
+    )
     ap.add_argument("--json", type=Path, help="also write every figure here")
     args = ap.parse_args()
     conditions = args.conditions.split(",")
     if unknown := set(conditions) - set(CO_RUNNERS):
         ap.error(f"unknown condition(s) {', '.join(sorted(unknown))}; use {', '.join(CO_RUNNERS)}")
-    with_program = not args.no_program and shutil.which("gfortran") is not None
-    cat = catalog(with_program)
-    todo = points(with_program)
+    program = args.program or (FORTRAN if shutil.which("gfortran") is not None else None)
+    cat = catalog(None if args.no_program else program)
+    todo = points(program_name(cat))
     cost = probe_cost()
     print(f"evidence per sample: {cost:.1f} us ({cost / (DEFAULT_SAMPLE_TIME * 1e6) * 100:.3f} % "
           f"of a {DEFAULT_SAMPLE_TIME * 1e3:.0f} ms sample)")  # fmt: skip
     print(f"points: {', '.join(f'{n} {shape_key(s)}' for n, s in todo)}"
-          + ("" if with_program else " (no gfortran: the Fortran example left out)"))  # fmt: skip
+          + ("" if program_name(cat) else " (no program: none given, or no gfortran)"))  # fmt: skip
     with pinned(1):
         prepared = {key: cat.get(key[0]).prepare(key[1], "float64", 1) for key in todo}
     runs: list[tuple[str, dict]] = []

@@ -18,23 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-if TYPE_CHECKING:
-    from .geometry import Geometry
-    from .layout import Layout
-
-Shape = tuple[int, ...]
-
-DTYPE_BYTES: Mapping[str, int] = {"float64": 8, "float32": 4}
-
-
-class KernelError(ValueError):
-    """A user's spec, program or plugin cannot be used; the message names the fix.
-
-    The collectors turn it into a one-line error with exit status 2 before
-    anything is stored.
-    """
+from .basics import DTYPE_BYTES as DTYPE_BYTES  # re-exported: the contract's words
+from .basics import KernelError as KernelError
+from .basics import Shape as Shape
+from .geometry import Geometry
+from .layout import Layout
 
 
 class PointFailure(Exception):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from math import prod
 from typing import Any
 
-from .api import DTYPE_BYTES, Shape
+from .basics import DTYPE_BYTES, Shape
 
 INDEX_BYTES = 8  # column offsets of the tridiagonal batch are int64
 

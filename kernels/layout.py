@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .api import KernelError, Shape
+from .basics import KernelError, Shape
 from .expr import Expression, ExpressionError, compile_expression
 from .geometry import Geometry
 

@@ -4,16 +4,13 @@ and no module outside the Slurm implementation importing it."""
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
 from benchdb import scheduler
 from benchdb.slurm import jobs
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.imports import ROOT, file_imports
 
 
 def test_a_run_records_the_slurm_job_it_runs_in(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -61,22 +58,6 @@ def test_a_second_scheduler_plugs_in_beside_slurm(monkeypatch: pytest.MonkeyPatc
     assert not scheduler.job_ended({"pbs_job": "10.server"})
 
 
-def _imports(path: Path) -> set[str]:
-    """The modules ``path`` imports, relative ones resolved against its package."""
-    package = path.relative_to(ROOT).with_suffix("").parts[:-1]
-    if package[:1] in (("kernels",), ("collectors",), ("migrations",)):
-        package = ("benchdb", *package)
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            base = package[: len(package) - node.level + 1] if node.level else ()
-            module = ".".join((*base, *([node.module] if node.module else [])))
-            found |= {module} | {f"{module}.{a.name}" for a in node.names}
-    return found
-
-
 def test_only_the_slurm_implementation_imports_it() -> None:
     """Slurm's implementation is benchdb/slurm/ and the `benchdb slurm` command; the core
     reaches it through benchdb.scheduler alone."""
@@ -87,6 +68,8 @@ def test_only_the_slurm_implementation_imports_it() -> None:
             name = str(path.relative_to(ROOT))
             if name.startswith("benchdb/slurm/") or name in allowed:
                 continue
-            if any(m == "benchdb.slurm" or m.startswith("benchdb.slurm.") for m in _imports(path)):
+            if any(
+                m == "benchdb.slurm" or m.startswith("benchdb.slurm.") for m in file_imports(path)
+            ):
                 offenders.append(name)
     assert offenders == []

@@ -8,23 +8,10 @@ import ast
 from pathlib import Path
 
 import benchdb.cli
+from tests.imports import imported_modules
 
 CLI = Path(benchdb.cli.__file__).parent
 FORBIDDEN_MODULES = ("sqlalchemy", "benchdb.db.models")
-
-
-def _imported_modules(tree: ast.AST) -> list[tuple[int, str]]:
-    """Absolute names of what a module under benchdb/cli imports (relative ones resolved)."""
-    out = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = ["benchdb", "cli"][: max(0, 2 - node.level + 1)] if node.level else []
-            name = ".".join([*base, node.module] if node.module else base)
-            out += [(node.lineno, name)]
-            out += [(node.lineno, f"{name}.{alias.name}") for alias in node.names]
-    return out
 
 
 def _session_calls(tree: ast.AST) -> list[int]:
@@ -41,7 +28,7 @@ def test_no_cli_module_imports_the_orm_or_queries_the_database() -> None:
     offenders = []
     for path in sorted(CLI.glob("*.py")):
         tree = ast.parse(path.read_text())
-        for line, name in _imported_modules(tree):
+        for line, name in imported_modules(tree, "benchdb.cli"):
             if any(name == m or name.startswith(m + ".") for m in FORBIDDEN_MODULES):
                 offenders.append(f"{path.name}:{line} imports {name}")
         offenders += [f"{path.name}:{line} queries the database" for line in _session_calls(tree)]
@@ -53,6 +40,6 @@ def test_the_check_sees_a_forbidden_import_and_a_session() -> None:
         "from ..db.models import Kernel\nimport sqlalchemy\n"
         "def f(db):\n    with db.session() as s:\n        return s.scalars(1)\n"
     )
-    names = [name for _, name in _imported_modules(tree)]
+    names = [name for _, name in imported_modules(tree, "benchdb.cli")]
     assert "benchdb.db.models" in names and "sqlalchemy" in names
     assert len(_session_calls(tree)) == 2

@@ -332,8 +332,14 @@ def all_cases() -> list[Case]:
 _PR_CAPBSET_DROP, _CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH = 24, 1, 2
 
 
-def _obey_permissions() -> None:
-    """As root, give up the capabilities that let root write what a file's mode forbids."""
+def obey_permissions() -> None:
+    """In a child about to exec: as root, give up the capabilities that let root write
+    a file or folder its mode forbids (a read-only database, a read-only --out folder),
+    so the child meets them as a user does; as a user, nothing to do.
+
+    Dropped from the bounding set, they leave the permitted set at exec, which is what
+    ``access(2)`` consults for root too.  (tests/clihelpers.py uses it too.)
+    """
     if os.geteuid() != 0:
         return
     libc = ctypes.CDLL(None, use_errno=True)
@@ -374,7 +380,7 @@ def run_case(case: Case, scratch: Path, work: Path) -> str | None:
             text=True,
             env=env,
             timeout=LIMIT_S,
-            preexec_fn=_obey_permissions if case.as_user else None,
+            preexec_fn=obey_permissions if case.as_user else None,
         )
     except subprocess.TimeoutExpired:
         return f"timeout: more than {LIMIT_S:.0f} s"

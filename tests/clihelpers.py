@@ -6,12 +6,13 @@ traceback (DESIGN.md "Conventions"); :func:`assert_user_error` checks that.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import subprocess
 import sys
 
 from typer.testing import CliRunner, Result
+
+from benchmarks.bad_inputs import obey_permissions
 
 
 def benchdb(
@@ -33,26 +34,6 @@ def benchdb(
         timeout=timeout,
         preexec_fn=obey_permissions if as_user else None,
     )
-
-
-_PR_CAPBSET_DROP = 24
-_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH = 1, 2
-
-
-def obey_permissions() -> None:
-    """In a child about to exec: as root, give up the capabilities that let root write
-    a file or folder its mode forbids (a read-only database, a read-only --out folder),
-    so the child meets them as a user does; as a user, nothing to do.
-
-    Dropped from the bounding set, they leave the permitted set at exec, which is what
-    ``access(2)`` consults for root too.
-    """
-    if os.geteuid() != 0:
-        return
-    libc = ctypes.CDLL(None, use_errno=True)
-    for cap in (_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH):
-        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) refused")
 
 
 def benchdb_command(*args: str) -> list[str]:

@@ -335,9 +335,11 @@ def _calibrate_program(
         calibrate_program_exchanges,
         program_calibration_cases,
     )
+    from ..collectors.sweep import verify_plan
 
     spec = load_program(program)  # a spec without [parallel] is refused before the build
     plan = populated_program_plan(program, ranks, machine, quick=quick, sizes_spec=sizes)
+    verify_plan(plan)  # the copies run once, before the database is opened
     reported = spec.parallel is not None and "exchanges" in spec.parallel.reports
     precision = "float64" if "float64" in spec.precisions else spec.precisions[0]
     cases = (
@@ -355,7 +357,7 @@ def _calibrate_program(
             )
 
         run_id, measured = calibrate_populated_program(
-            database, plan, ranks, progress=None if quiet else progress
+            database, plan, ranks, progress=None if quiet else progress, verified=True
         )
     context = str(LoopContext(ranks, PROGRAM))
     if not quiet:

@@ -78,12 +78,15 @@ def calibrate_populated_program(
     *,
     tags: Sequence[str] = (),
     progress: Callable[[Point, int], None] | None = None,
+    verified: bool = False,
 ) -> tuple[int, int]:
     """Sweep ``plan`` (:func:`populated_program_plan`) with ``ranks`` copies of the
     program at once; (run id, point-passes measured).  The copies are checked first
-    (one run each at the program's check shape): a program that fails there stores
-    nothing."""
-    verify_plan(plan)
+    (one run each at the program's check shape, :func:`~..sweep.verify_plan`; the
+    caller's, before it opened the database, where ``verified``): a program that
+    fails there stores nothing."""
+    if not verified:
+        verify_plan(plan)
     ctx = detect_context()
     kernels = register_plan_kernels(db, plan)
     context = str(LoopContext(ranks, PROGRAM))

@@ -21,9 +21,10 @@ Against CPU time a rank waiting in an exchange counts only while it polls
 The database must hold a sweep of the program (``benchdb collect --program``)
 that does not contain the grids' blocks, and communication parameters
 (``benchdb comm collect --ranks 2`` + ``benchdb comm fit``, or --machine-file).
-Runs on P ranks are predicted from the loop curves of P copies at once (``benchdb
-app calibrate --program --ranks P``) where the database holds them; the error
-with one process's curves is printed beside it.
+Runs on P ranks are predicted from the loop curves of P copies at once, and from the
+exchanges timed in the program's own runs (``benchdb app calibrate --program --ranks
+P``), where the database holds them; the errors with one process's curves and with
+the halo model's exchanges are printed beside it.
 
     python benchmarks/program_validation.py --program examples/shallow_mpi/benchdb.toml \
         --db sqlite:///v.db --grids 80x80:20000,600x400:300,1500x1200:40 [--repeats 3]
@@ -117,13 +118,24 @@ def main() -> None:
         grid = parse_shape(grid_text, 2)
         cases = [program_case(spec, AppCase(grid, d, int(steps))) for d in decomps]
         rpn = None if args.slurm_nodes is None else max(1, decomps[0].ranks // args.slurm_nodes)
-        single = predict_app(
-            db, cases, comm, ModelOptions(populated=False, ranks_per_node=rpn), app
-        )
+        populated = True
         try:
             preds = predict_app(db, cases, comm, ModelOptions(ranks_per_node=rpn), app)
         except UserError:  # no populated curves: one process's for every case
-            preds = single
+            populated = False
+            preds = predict_app(
+                db, cases, comm, ModelOptions(populated=False, ranks_per_node=rpn), app
+            )
+        single = predict_app(
+            db, cases, comm, ModelOptions(populated=False, ranks_per_node=rpn), app
+        )
+        halo = predict_app(
+            db,
+            cases,
+            comm,
+            ModelOptions(populated=populated, ranks_per_node=rpn, measured_exchanges=False),
+            app,
+        )
         runs: dict[str, list[dict]] = {d.key: [] for d in decomps}
         for _ in range(args.repeats):
             for case in cases:
@@ -132,7 +144,7 @@ def main() -> None:
                 else:
                     run_id = _run_on_slurm(db, args, case)
                 runs[case.decomp.key].append(app_run_summary(db, run_id))
-        for case, pred, one in zip(cases, preds, single, strict=True):
+        for case, pred, one, by_halo in zip(cases, preds, single, halo, strict=True):
             measured = sorted(runs[case.decomp.key], key=lambda r: r["total_s"])
             median = measured[len(measured) // 2]
             total = statistics.median(r["total_s"] for r in measured)
@@ -159,16 +171,18 @@ def main() -> None:
                     "context": pred.context,
                     "error": pred.total_s / total - 1,
                     "single_process_error": one.total_s / total - 1,
+                    "exchanges_by": pred.exchange_source.value,
+                    "halo_model_error": by_halo.total_s / total - 1,
                     "cpu_error": _cpu_error(pred.total_s, runs[case.decomp.key]),
                 }
             )
     if args.json:
         print(json.dumps(rows, indent=1))
         return
-    print("| grid (steps) | decomp | local | curves | predicted: loops + exchanges | measured "
-          "median: loops + exchanges | runs (CPU share) | error | with 1-process curves | "
-          "vs CPU time |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| grid (steps) | decomp | local | curves | exchanges | predicted: loops + exchanges | "
+          "measured median: loops + exchanges | runs (CPU share) | error | with 1-process "
+          "curves | with the halo model | vs CPU time |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         runs_text = ", ".join(
             f"{t:.3f} ({100 * c:.0f} %)" if c is not None else f"{t:.3f}"
@@ -176,10 +190,12 @@ def main() -> None:
         )
         print(
             f"| {r['grid']} ({r['steps']}) | {r['decomposition']} | {r['local']} | "
-            f"{r['context']} | {r['predicted_s']:.3f} s: {r['predicted_loops_s']:.3f} + "
+            f"{r['context']} | {r['exchanges_by']} | {r['predicted_s']:.3f} s: "
+            f"{r['predicted_loops_s']:.3f} + "
             f"{r['predicted_exchanges_s']:.3f} | {r['measured_s']:.3f} s: "
             f"{r['measured_loops_s']:.3f} + {r['measured_exchanges_s']:.3f} | {runs_text} | "
             f"{100 * r['error']:+.1f} % | {100 * r['single_process_error']:+.1f} % | "
+            f"{100 * r['halo_model_error']:+.1f} % | "
             + (f"{100 * r['cpu_error']:+.1f} % |" if r["cpu_error"] is not None else "- |")
         )
 

@@ -39,14 +39,15 @@ def program_calibration_cases(
 ) -> list[AppCase]:
     """The cases to calibrate (:func:`.exchanges.calibration_cases` with the program's
     footprint and smallest block) that the program runs and memory holds (the global
-    grid twice: the ranks' blocks and a gathered copy)."""
+    grid three times: the ranks' blocks, a global copy to slice them from or gather
+    into, and room for the message buffers)."""
     geometry = spec.layout.geometry()
     per_point = geometry.footprint_bytes((SIDE,) * 2, precision) / SIDE**2
     cases = calibration_cases(
         machine, ranks, precision, bytes_per_point=per_point, min_extent=spec.layout.min_extent
     )
     free = available_memory_bytes()
-    fits = [c for c in cases if not free or 2 * geometry.footprint_bytes(c.grid, precision) < free]
+    fits = [c for c in cases if not free or 3 * geometry.footprint_bytes(c.grid, precision) < free]
     return [program_case(spec, c) for c in fits]
 
 

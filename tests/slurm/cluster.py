@@ -71,10 +71,10 @@ MPI_INIT_FAILED = "Fatal error in internal_Init_thread"
 
 def mpi_start_failed(output: str) -> bool:
     """Whether a job's output says MPI_Init failed on its ranks, before any benchdb code
-    ran.  Seen once in CI on the emulated cluster: the MPICH wheel's UCX address, put
-    through Slurm's pmi2 plugin, arrived cut ("mpi/pmi2: value not properly terminated
-    in client request"), and both ranks aborted in MPI_Init.  A start like that is the
-    cluster's, and a test that needs a running job submits it again."""
+    ran.  Seen on the emulated cluster: the MPICH wheel's UCX address, put through
+    Slurm's pmi2 plugin, arrived cut ("mpi/pmi2: value not properly terminated in client
+    request"), and both ranks aborted in MPI_Init (the cause is not found).  A start
+    like that is the cluster's, and a test that needs a running job submits it again."""
     return MPI_INIT_FAILED in output
 
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -81,11 +82,12 @@ def _run_on_slurm(db: Database, args: argparse.Namespace, case: AppCase) -> int:
     nodes = args.slurm_nodes
     done = subprocess.run(
         [sys.executable, "-m", "benchdb", "slurm", "app", "--nodes", str(nodes),
-         "--ntasks-per-node", str(case.decomp.ranks // nodes), "--db", args.db,
+         "--ntasks-per-node", str(case.decomp.ranks // nodes),
          "--program", args.program, "--grid", f"{case.grid[0]}x{case.grid[1]}",
          "--decomp", case.decomp.key, "--steps", str(case.steps), "--tag", TAG,
          "--wait", "--json"],
         capture_output=True, text=True, check=False,
+        env={**os.environ, "BENCHDB_URL": args.db},  # not in argv: a password stays out of ps
     )  # fmt: skip
     if done.returncode != 0:
         raise SystemExit(f"slurm app failed: {done.stderr.strip()}")

@@ -2,11 +2,15 @@
 injected slowdown of ``benchmarks/ab_detection.py`` and ``tests/ab``.
 
 Fifteen small loops (STREAM-like, reductions, 1-D to 3-D stencils, a recurrence).
-Each kernel's first extent is stretched by ``WORK`` when its data are set up, while
-its shape, points and footprint stay the nominal ones: the comparison cannot know.
-A variant is this file with another ``WORK`` (:func:`write_variant`), under the same
-plugin name, so both sides of ``benchdb ab`` declare the same kernels; its version
-differs, as a changed plugin's would.
+Each step runs its loop over the whole shape, then a second time over a prefix of
+it: ``WORK - 1`` of the elements (1-D), of the rows (2-D) or of the lines along the
+last extent (3-D); 1 <= ``WORK`` <= 2.  The arrays keep the nominal shape on both
+sides, so the change is more work on the same data at the same addresses, not a
+larger array that lands elsewhere in memory and the caches (which moved single
+points by 5-15 % either way: docs/findings/ab-comparison.md).  A variant is this
+file with another ``WORK`` (:func:`write_variant`), under the same plugin name, so
+both sides of ``benchdb ab`` declare the same kernels; its version differs, as a
+changed plugin's would.
 """
 
 from __future__ import annotations
@@ -21,181 +25,221 @@ BENCHDB_PLUGIN = "inject"
 WORK = 1.0
 
 
-def _n(n: int) -> int:
-    return max(n, round(n * WORK))
+def _extra(units: int) -> int:
+    """Of ``units`` iterations of a pass, how many the second pass repeats."""
+    if not 1 <= WORK <= 2:
+        raise ValueError(f"WORK = {WORK}: the injection repeats at most the whole pass")
+    return min(units, round(units * (WORK - 1)))
 
 
 def _vectors(count: int):
     def setup(shape, precision):
         rng = np.random.default_rng(0)
-        arrays = tuple(rng.random(_n(shape[0])).astype(precision) for _ in range(count))
-        return (*arrays, arrays[0].dtype.type(0.5))
+        arrays = tuple(rng.random(shape[0]).astype(precision) for _ in range(count))
+        return (*arrays, arrays[0].dtype.type(0.5), _extra(shape[0]))
 
     return setup
 
 
 def _grid(shape, precision):
     rng = np.random.default_rng(0)
-    a = rng.random((_n(shape[0]), *shape[1:])).astype(precision)
-    return a, a.copy(), a.dtype.type(0.2)
+    a = rng.random(shape).astype(precision)
+    units = shape[0] - 2 if len(shape) == 2 else (shape[0] - 2) * (shape[1] - 2)
+    return a, a.copy(), a.dtype.type(0.2), _extra(units)
 
 
-def copy(a, b, s, r):
-    for i in prange(a.size):
-        b[i] = a[i]
+def copy(a, b, s, e, r):
+    for p in range(2):
+        hi = a.size if p == 0 else e
+        for i in prange(hi):
+            b[i] = a[i]
 
 
 def copy_ref(state, r):
     state[1][:] = state[0]
 
 
-def scale(a, b, s, r):
-    for i in prange(a.size):
-        b[i] = s * a[i]
+def scale(a, b, s, e, r):
+    for p in range(2):
+        hi = a.size if p == 0 else e
+        for i in prange(hi):
+            b[i] = s * a[i]
 
 
 def scale_ref(state, r):
     state[1][:] = state[2] * state[0]
 
 
-def add(a, b, c, s, r):
-    for i in prange(a.size):
-        c[i] = a[i] + b[i]
+def add(a, b, c, s, e, r):
+    for p in range(2):
+        hi = a.size if p == 0 else e
+        for i in prange(hi):
+            c[i] = a[i] + b[i]
 
 
 def add_ref(state, r):
     state[2][:] = state[0] + state[1]
 
 
-def triad(a, b, c, s, r):
-    for i in prange(a.size):
-        a[i] = b[i] + s * c[i]
+def triad(a, b, c, s, e, r):
+    for p in range(2):
+        hi = a.size if p == 0 else e
+        for i in prange(hi):
+            a[i] = b[i] + s * c[i]
 
 
 def triad_ref(state, r):
     state[0][:] = state[1] + state[3] * state[2]
 
 
-def axpy(a, b, s, r):
-    for i in prange(a.size):
-        a[i] = 0.5 * a[i] + s * b[i]
+def axpy(a, b, s, e, r):
+    for p in range(2):
+        hi = a.size if p == 0 else e
+        for i in prange(hi):
+            a[i] = 0.5 * a[i] + s * b[i]
 
 
 def axpy_ref(state, r):
-    state[0][:] = 0.5 * state[0] + state[2] * state[1]
+    a, b, s, e = state
+    a[:] = 0.5 * a + s * b
+    a[:e] = 0.5 * a[:e] + s * b[:e]
 
 
-def fill(a, b, s, r):
-    for i in prange(a.size):
-        a[i] = s + r
+def fill(a, b, s, e, r):
+    for p in range(2):
+        hi = a.size if p == 0 else e
+        for i in prange(hi):
+            a[i] = s + r
 
 
 def fill_ref(state, r):
     state[0][:] = state[2] + r
 
 
-def total(a, b, s, r):
+def total(a, b, s, e, r):
     acc = 0.0
-    for i in range(a.size):
-        acc += a[i]
+    for p in range(2):
+        hi = a.size if p == 0 else e
+        for i in range(hi):
+            acc += a[i]
     b[r % b.size] = acc
 
 
 def total_ref(state, r):
-    state[1][r % state[1].size] = state[0].sum()
+    a, b, _s, e = state
+    b[r % b.size] = a.sum() + a[:e].sum()
 
 
-def dot(a, b, c, s, r):
+def dot(a, b, c, s, e, r):
     acc = 0.0
-    for i in range(a.size):
-        acc += a[i] * b[i]
+    for p in range(2):
+        hi = a.size if p == 0 else e
+        for i in range(hi):
+            acc += a[i] * b[i]
     c[r % c.size] = acc
 
 
 def dot_ref(state, r):
-    state[2][r % state[2].size] = state[0] @ state[1]
+    a, b, c, _s, e = state
+    c[r % c.size] = a @ b + a[:e] @ b[:e]
 
 
-def smooth1d(a, b, s, r):
-    for i in prange(1, a.size - 1):
-        b[i] = s * (a[i - 1] + a[i] + a[i + 1])
+def smooth1d(a, b, s, e, r):
+    for p in range(2):
+        hi = a.size - 1 if p == 0 else min(1 + e, a.size - 1)
+        for i in prange(1, hi):
+            b[i] = s * (a[i - 1] + a[i] + a[i + 1])
 
 
 def smooth1d_ref(state, r):
-    a, b, s = state
+    a, b, s, _e = state
     b[1:-1] = s * (a[:-2] + a[1:-1] + a[2:])
 
 
-def scan(a, b, s, r):
-    acc = 0.0
-    for i in range(a.size):
-        acc = s * acc + a[i]
-        b[i] = acc
+def scan(a, b, s, e, r):
+    for p in range(2):
+        acc = 0.0
+        hi = a.size if p == 0 else e
+        for i in range(hi):
+            acc = s * acc + a[i]
+            b[i] = acc
 
 
 def scan_ref(state, r):
-    a, b, s = state
+    a, b, s, _e = state
     acc = a.dtype.type(0)
     for i in range(a.size):
         acc = s * acc + a[i]
         b[i] = acc
 
 
-def five(a, b, s, r):
-    for i in prange(1, a.shape[0] - 1):
-        for j in range(1, a.shape[1] - 1):
-            b[i, j] = s * (a[i, j] + a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1])
+def five(a, b, s, e, r):
+    for p in range(2):
+        hi = a.shape[0] - 1 if p == 0 else 1 + e
+        for i in prange(1, hi):
+            for j in range(1, a.shape[1] - 1):
+                b[i, j] = s * (a[i, j] + a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1])
 
 
 def five_ref(state, r):
-    a, b, s = state
+    a, b, s, _e = state
     b[1:-1, 1:-1] = s * (a[1:-1, 1:-1] + a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:])
 
 
-def nine(a, b, s, r):
-    for i in prange(1, a.shape[0] - 1):
-        for j in range(1, a.shape[1] - 1):
-            acc = 0.0
-            for di in range(-1, 2):
-                for dj in range(-1, 2):
-                    acc += a[i + di, j + dj]
-            b[i, j] = s * acc
+def nine(a, b, s, e, r):
+    for p in range(2):
+        hi = a.shape[0] - 1 if p == 0 else 1 + e
+        for i in prange(1, hi):
+            for j in range(1, a.shape[1] - 1):
+                acc = 0.0
+                for di in range(-1, 2):
+                    for dj in range(-1, 2):
+                        acc += a[i + di, j + dj]
+                b[i, j] = s * acc
 
 
 def nine_ref(state, r):
-    a, b, s = state
+    a, b, s, _e = state
     n, m = a.shape
     acc = sum(a[1 + di : n - 1 + di, 1 + dj : m - 1 + dj] for di in (-1, 0, 1) for dj in (-1, 0, 1))
     b[1:-1, 1:-1] = s * acc
 
 
-def rows(a, b, s, r):
-    for i in prange(a.shape[0]):
-        acc = 0.0
-        for j in range(a.shape[1]):
-            acc += a[i, j]
-        b[i, 0] = s * acc
+def rows(a, b, s, e, r):
+    for p in range(2):
+        hi = a.shape[0] if p == 0 else e
+        for i in prange(hi):
+            acc = 0.0
+            for j in range(a.shape[1]):
+                acc += a[i, j]
+            b[i, 0] = s * acc
 
 
 def rows_ref(state, r):
-    a, b, s = state
+    a, b, s, _e = state
     b[:, 0] = s * a.sum(axis=1)
 
 
-def columns(a, b, s, r):
-    for i in prange(1, a.shape[0]):
-        for j in range(a.shape[1]):
-            b[i, j] = s * (a[i, j] - a[i - 1, j])
+def columns(a, b, s, e, r):
+    for p in range(2):
+        hi = a.shape[0] if p == 0 else 1 + e
+        for i in prange(1, hi):
+            for j in range(a.shape[1]):
+                b[i, j] = s * (a[i, j] - a[i - 1, j])
 
 
 def columns_ref(state, r):
-    a, b, s = state
+    a, b, s, _e = state
     b[1:, :] = s * (a[1:, :] - a[:-1, :])
 
 
-def seven(a, b, s, r):
-    for i in prange(1, a.shape[0] - 1):
-        for j in range(1, a.shape[1] - 1):
+def seven(a, b, s, e, r):
+    m = a.shape[1] - 2
+    for p in range(2):
+        hi = (a.shape[0] - 2) * m if p == 0 else e
+        for q in prange(hi):
+            i = 1 + q // m
+            j = 1 + q % m
             for k in range(1, a.shape[2] - 1):
                 b[i, j, k] = s * (
                     a[i, j, k] + a[i - 1, j, k] + a[i + 1, j, k] + a[i, j - 1, k]
@@ -204,7 +248,7 @@ def seven(a, b, s, r):
 
 
 def seven_ref(state, r):
-    a, b, s = state
+    a, b, s, _e = state
     c = a[1:-1, 1:-1, 1:-1]
     b[1:-1, 1:-1, 1:-1] = s * (
         c + a[:-2, 1:-1, 1:-1] + a[2:, 1:-1, 1:-1] + a[1:-1, :-2, 1:-1]

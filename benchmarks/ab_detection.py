@@ -4,10 +4,12 @@ Through the product path: each comparison is one ``benchdb ab`` command (the rea
 CLI, two worker processes), judged by its own rule (3 % threshold).  The kernels
 are the fifteen of ``benchmarks/ab/inject.py``; a slowdown of k is the same plugin
 with ``WORK = k`` on the change side (k x the work under the nominal shape; the
-kernel's version differs, as a changed plugin's would).  Per order (``--orders``)
+kernel's version differs, as a changed plugin's would).  Every side loads its own
+copy of the plugin from a folder of its own, as two checkouts would, the unchanged
+comparisons too (two copies of ``WORK = 1``).  Per order (``--orders``)
 and co-runner (``--corunner``: none, and/or a process streaming through 256 MiB
-arrays the whole time), ``--unchanged`` same-vs-same comparisons and one per
-factor; ``--numba-opt0`` adds ``--change-env NUMBA_OPT=0`` (slow: the change side
+arrays the whole time), ``--unchanged`` same-vs-same comparisons and ``--repeats``
+per factor; ``--numba-opt0`` adds ``--change-env NUMBA_OPT=0`` (slow: the change side
 is tens of times slower).
 
 Printed per order and co-runner: per injected factor the median of the kernels'
@@ -34,7 +36,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent / "ab"))
 from inject import write_variant
 
-INJECT = Path(__file__).parent / "ab" / "inject.py"
 STREAMER = """
 import numpy as np
 a = np.ones(2**25); b = np.empty_like(a)
@@ -43,11 +44,13 @@ while True:
 """
 
 
-def run_ab(db: str, order: str, change: list[str], common: list[str]) -> tuple[int, list[dict]]:
+def run_ab(
+    db: str, order: str, base: Path, change: list[str], common: list[str]
+) -> tuple[int, list[dict]]:
     """One ``benchdb ab``: its exit status and kernel verdicts."""
     cmd = [sys.executable, "-m", "benchdb", "ab", "--order", order, "--json", "--db", db]
     proc = subprocess.run(
-        [*cmd, "--base-plugin", str(INJECT), *change, *common], capture_output=True, text=True
+        [*cmd, "--base-plugin", str(base), *change, *common], capture_output=True, text=True
     )
     if proc.returncode not in (0, 1):
         raise SystemExit(f"benchdb ab failed ({proc.returncode}): {proc.stderr.strip()}")
@@ -60,6 +63,7 @@ def main() -> None:
     parser.add_argument("--corunner", default="none", help="none, stream, or none,stream")
     parser.add_argument("--factors", default="1.05,1.1,1.2,2")
     parser.add_argument("--unchanged", type=int, default=2, help="same-vs-same comparisons")
+    parser.add_argument("--repeats", type=int, default=1, help="comparisons per factor")
     parser.add_argument("--numba-opt0", action="store_true")
     parser.add_argument(
         "--ab-args",
@@ -69,6 +73,7 @@ def main() -> None:
     args = parser.parse_args()
     common = args.ab_args.split()
     work = Path(tempfile.mkdtemp(prefix="ab-detection-"))
+    base, same = write_variant(work / "base", 1.0), write_variant(work / "same", 1.0)
     variants = {k: write_variant(work / f"x{k}", float(k)) for k in args.factors.split(",")}
     print(
         f"benchdb ab {' '.join(common)}; load average {os.getloadavg()[0]:.1f} at start",
@@ -81,20 +86,24 @@ def main() -> None:
         )
         try:
             for order in args.orders.split(","):
-                cases = [("1 (unchanged)", ["--change-plugin", str(INJECT)])] * args.unchanged
-                cases += [(k, ["--change-plugin", str(p)]) for k, p in variants.items()]
+                cases = [("1 (unchanged)", ["--change-plugin", str(same)])] * args.unchanged
+                cases += [
+                    (k, ["--change-plugin", str(p)])
+                    for k, p in variants.items()
+                    for _ in range(args.repeats)
+                ]
                 if args.numba_opt0:
                     cases.append(
                         (
                             "NUMBA_OPT=0",
-                            ["--change-plugin", str(INJECT), "--change-env", "NUMBA_OPT=0"],
+                            ["--change-plugin", str(same), "--change-env", "NUMBA_OPT=0"],
                         )
                     )
                 results: dict[str, list[tuple[int, list[dict]]]] = {}
                 t0 = time.monotonic()
                 for i, (label, change) in enumerate(cases):
                     db = f"sqlite:///{work / f'{corunner}-{order}-{i}.sqlite'}"
-                    results.setdefault(label, []).append(run_ab(db, order, change, common))
+                    results.setdefault(label, []).append(run_ab(db, order, base, change, common))
                 for label, runs in results.items():
                     kernels = [k for _, ks in runs for k in ks]
                     counts = Counter(k["verdict"] for k in kernels)

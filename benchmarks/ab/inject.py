@@ -2,15 +2,15 @@
 injected slowdown of ``benchmarks/ab_detection.py`` and ``tests/ab``.
 
 Fifteen small loops (STREAM-like, reductions, 1-D to 3-D stencils, a recurrence).
-Each step runs its loop over the whole shape, then a second time over a prefix of
-it: ``WORK - 1`` of the elements (1-D), of the rows (2-D) or of the lines along the
-last extent (3-D); 1 <= ``WORK`` <= 2.  The arrays keep the nominal shape on both
-sides, so the change is more work on the same data at the same addresses, not a
-larger array that lands elsewhere in memory and the caches (which moved single
-points by 5-15 % either way: docs/findings/ab-comparison.md).  A variant is this
-file with another ``WORK`` (:func:`write_variant`), under the same plugin name, so
-both sides of ``benchdb ab`` declare the same kernels; its version differs, as a
-changed plugin's would.
+A step repeats its loop until it has done ``WORK`` times the iterations of one pass,
+the last pass over a prefix: of the elements (1-D), the rows (2-D) or the lines along
+the last extent (3-D); ``WORK = 1.05`` is one pass and 5 % of another.  The arrays keep
+the nominal shape on both sides, so the change is more work on the same data at the
+same addresses, not a larger array that lands elsewhere against the caches (which
+moved single points by 5-15 % either way: docs/findings/ab-comparison.md).  A variant
+is this file with another ``WORK`` (:func:`write_variant`), under the same plugin
+name, so both sides of ``benchdb ab`` declare the same kernels; its version differs,
+as a changed plugin's would.
 """
 
 from __future__ import annotations
@@ -25,32 +25,45 @@ BENCHDB_PLUGIN = "inject"
 WORK = 1.0
 
 
-def _extra(units: int) -> int:
-    """Of ``units`` iterations of a pass, how many the second pass repeats."""
-    if not 1 <= WORK <= 2:
-        raise ValueError(f"WORK = {WORK}: the injection repeats at most the whole pass")
-    return min(units, round(units * (WORK - 1)))
+def _passes(units: int) -> tuple[int, int]:
+    """The passes a step makes over ``units`` iterations to do ``WORK`` times the work,
+    and how many of them its last pass covers (all of them when ``WORK`` is 1)."""
+    total = max(units, round(units * WORK))
+    passes = -(-total // units)
+    return passes, total - (passes - 1) * units
 
 
 def _vectors(count: int):
     def setup(shape, precision):
         rng = np.random.default_rng(0)
         arrays = tuple(rng.random(shape[0]).astype(precision) for _ in range(count))
-        return (*arrays, arrays[0].dtype.type(0.5), _extra(shape[0]))
+        return (*arrays, arrays[0].dtype.type(0.5), *_passes(shape[0]))
 
     return setup
 
 
-def _grid(shape, precision):
-    rng = np.random.default_rng(0)
-    a = rng.random(shape).astype(precision)
-    units = shape[0] - 2 if len(shape) == 2 else (shape[0] - 2) * (shape[1] - 2)
-    return a, a.copy(), a.dtype.type(0.2), _extra(units)
+def _grid(units):
+    """The set-up of a 2-D or 3-D kernel whose pass makes ``units(shape)`` iterations."""
+
+    def setup(shape, precision):
+        rng = np.random.default_rng(0)
+        a = rng.random(shape).astype(precision)
+        return a, a.copy(), a.dtype.type(0.2), *_passes(units(shape))
+
+    return setup
 
 
-def copy(a, b, s, e, r):
-    for p in range(2):
-        hi = a.size if p == 0 else e
+def _inner_rows(shape):
+    return shape[0] - 2
+
+
+def _inner_lines(shape):
+    return (shape[0] - 2) * (shape[1] - 2)
+
+
+def copy(a, b, s, k, e, r):
+    for p in range(k):
+        hi = e if p == k - 1 else a.size
         for i in prange(hi):
             b[i] = a[i]
 
@@ -59,9 +72,9 @@ def copy_ref(state, r):
     state[1][:] = state[0]
 
 
-def scale(a, b, s, e, r):
-    for p in range(2):
-        hi = a.size if p == 0 else e
+def scale(a, b, s, k, e, r):
+    for p in range(k):
+        hi = e if p == k - 1 else a.size
         for i in prange(hi):
             b[i] = s * a[i]
 
@@ -70,9 +83,9 @@ def scale_ref(state, r):
     state[1][:] = state[2] * state[0]
 
 
-def add(a, b, c, s, e, r):
-    for p in range(2):
-        hi = a.size if p == 0 else e
+def add(a, b, c, s, k, e, r):
+    for p in range(k):
+        hi = e if p == k - 1 else a.size
         for i in prange(hi):
             c[i] = a[i] + b[i]
 
@@ -81,9 +94,9 @@ def add_ref(state, r):
     state[2][:] = state[0] + state[1]
 
 
-def triad(a, b, c, s, e, r):
-    for p in range(2):
-        hi = a.size if p == 0 else e
+def triad(a, b, c, s, k, e, r):
+    for p in range(k):
+        hi = e if p == k - 1 else a.size
         for i in prange(hi):
             a[i] = b[i] + s * c[i]
 
@@ -92,22 +105,23 @@ def triad_ref(state, r):
     state[0][:] = state[1] + state[3] * state[2]
 
 
-def axpy(a, b, s, e, r):
-    for p in range(2):
-        hi = a.size if p == 0 else e
+def axpy(a, b, s, k, e, r):
+    for p in range(k):
+        hi = e if p == k - 1 else a.size
         for i in prange(hi):
             a[i] = 0.5 * a[i] + s * b[i]
 
 
 def axpy_ref(state, r):
-    a, b, s, e = state
-    a[:] = 0.5 * a + s * b
+    a, b, s, k, e = state
+    for _ in range(k - 1):
+        a[:] = 0.5 * a + s * b
     a[:e] = 0.5 * a[:e] + s * b[:e]
 
 
-def fill(a, b, s, e, r):
-    for p in range(2):
-        hi = a.size if p == 0 else e
+def fill(a, b, s, k, e, r):
+    for p in range(k):
+        hi = e if p == k - 1 else a.size
         for i in prange(hi):
             a[i] = s + r
 
@@ -116,79 +130,79 @@ def fill_ref(state, r):
     state[0][:] = state[2] + r
 
 
-def total(a, b, s, e, r):
+def total(a, b, s, k, e, r):
     acc = 0.0
-    for p in range(2):
-        hi = a.size if p == 0 else e
+    for p in range(k):
+        hi = e if p == k - 1 else a.size
         for i in range(hi):
             acc += a[i]
     b[r % b.size] = acc
 
 
 def total_ref(state, r):
-    a, b, _s, e = state
-    b[r % b.size] = a.sum() + a[:e].sum()
+    a, b, _s, k, e = state
+    b[r % b.size] = (k - 1) * a.sum() + a[:e].sum()
 
 
-def dot(a, b, c, s, e, r):
+def dot(a, b, c, s, k, e, r):
     acc = 0.0
-    for p in range(2):
-        hi = a.size if p == 0 else e
+    for p in range(k):
+        hi = e if p == k - 1 else a.size
         for i in range(hi):
             acc += a[i] * b[i]
     c[r % c.size] = acc
 
 
 def dot_ref(state, r):
-    a, b, c, _s, e = state
-    c[r % c.size] = a @ b + a[:e] @ b[:e]
+    a, b, c, _s, k, e = state
+    c[r % c.size] = (k - 1) * (a @ b) + a[:e] @ b[:e]
 
 
-def smooth1d(a, b, s, e, r):
-    for p in range(2):
-        hi = a.size - 1 if p == 0 else min(1 + e, a.size - 1)
+def smooth1d(a, b, s, k, e, r):
+    for p in range(k):
+        hi = min(1 + e, a.size - 1) if p == k - 1 else a.size - 1
         for i in prange(1, hi):
             b[i] = s * (a[i - 1] + a[i] + a[i + 1])
 
 
 def smooth1d_ref(state, r):
-    a, b, s, _e = state
+    a, b, s, _k, _e = state
     b[1:-1] = s * (a[:-2] + a[1:-1] + a[2:])
 
 
-def scan(a, b, s, e, r):
-    for p in range(2):
+def scan(a, b, s, k, e, r):
+    for p in range(k):
         acc = 0.0
-        hi = a.size if p == 0 else e
+        hi = e if p == k - 1 else a.size
         for i in range(hi):
             acc = s * acc + a[i]
             b[i] = acc
 
 
 def scan_ref(state, r):
-    a, b, s, _e = state
+    a, b, s, _k, _e = state
     acc = a.dtype.type(0)
     for i in range(a.size):
         acc = s * acc + a[i]
         b[i] = acc
 
 
-def five(a, b, s, e, r):
-    for p in range(2):
-        hi = a.shape[0] - 1 if p == 0 else 1 + e
+def five(a, b, s, k, e, r):
+    for p in range(k):
+        hi = 1 + e if p == k - 1 else a.shape[0] - 1
         for i in prange(1, hi):
             for j in range(1, a.shape[1] - 1):
                 b[i, j] = s * (a[i, j] + a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1])
 
 
 def five_ref(state, r):
-    a, b, s, _e = state
+    a, b, s, _k, _e = state
     b[1:-1, 1:-1] = s * (a[1:-1, 1:-1] + a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:])
 
 
-def nine(a, b, s, e, r):
-    for p in range(2):
-        hi = a.shape[0] - 1 if p == 0 else 1 + e
+def nine(a, b, s, k, e, r):
+    for p in range(k):
+        hi = 1 + e if p == k - 1 else a.shape[0] - 1
         for i in prange(1, hi):
             for j in range(1, a.shape[1] - 1):
                 acc = 0.0
@@ -199,15 +213,15 @@ def nine(a, b, s, e, r):
 
 
 def nine_ref(state, r):
-    a, b, s, _e = state
+    a, b, s, _k, _e = state
     n, m = a.shape
     acc = sum(a[1 + di : n - 1 + di, 1 + dj : m - 1 + dj] for di in (-1, 0, 1) for dj in (-1, 0, 1))
     b[1:-1, 1:-1] = s * acc
 
 
-def rows(a, b, s, e, r):
-    for p in range(2):
-        hi = a.shape[0] if p == 0 else e
+def rows(a, b, s, k, e, r):
+    for p in range(k):
+        hi = e if p == k - 1 else a.shape[0]
         for i in prange(hi):
             acc = 0.0
             for j in range(a.shape[1]):
@@ -216,27 +230,27 @@ def rows(a, b, s, e, r):
 
 
 def rows_ref(state, r):
-    a, b, s, _e = state
+    a, b, s, _k, _e = state
     b[:, 0] = s * a.sum(axis=1)
 
 
-def columns(a, b, s, e, r):
-    for p in range(2):
-        hi = a.shape[0] if p == 0 else 1 + e
+def columns(a, b, s, k, e, r):
+    for p in range(k):
+        hi = 1 + e if p == k - 1 else a.shape[0]
         for i in prange(1, hi):
             for j in range(a.shape[1]):
                 b[i, j] = s * (a[i, j] - a[i - 1, j])
 
 
 def columns_ref(state, r):
-    a, b, s, _e = state
+    a, b, s, _k, _e = state
     b[1:, :] = s * (a[1:, :] - a[:-1, :])
 
 
-def seven(a, b, s, e, r):
+def seven(a, b, s, k, e, r):
     m = a.shape[1] - 2
-    for p in range(2):
-        hi = (a.shape[0] - 2) * m if p == 0 else e
+    for p in range(k):
+        hi = e if p == k - 1 else (a.shape[0] - 2) * m
         for q in prange(hi):
             i = 1 + q // m
             j = 1 + q % m
@@ -248,7 +262,7 @@ def seven(a, b, s, e, r):
 
 
 def seven_ref(state, r):
-    a, b, s, _e = state
+    a, b, s, _k, _e = state
     c = a[1:-1, 1:-1, 1:-1]
     b[1:-1, 1:-1, 1:-1] = s * (
         c + a[:-2, 1:-1, 1:-1] + a[2:, 1:-1, 1:-1] + a[1:-1, :-2, 1:-1]
@@ -296,11 +310,11 @@ BENCHDB_KERNELS = [
     _kernel("dot", _vectors(3), dot, dot_ref, 2, 2, 0, _1D3),
     _kernel("smooth1d", _vectors(2), smooth1d, smooth1d_ref, 3, 1, 1, _1D),
     _kernel("scan", _vectors(2), scan, scan_ref, 2, 1, 1, _1D),
-    _kernel("five", _grid, five, five_ref, 5, 1, 1, _2D),
-    _kernel("nine", _grid, nine, nine_ref, 9, 1, 1, _2D),
-    _kernel("rows", _grid, rows, rows_ref, 2, 1, 0, _2D),
-    _kernel("columns", _grid, columns, columns_ref, 2, 2, 1, _2D),
-    _kernel("seven", _grid, seven, seven_ref, 7, 1, 1, _3D),
+    _kernel("five", _grid(_inner_rows), five, five_ref, 5, 1, 1, _2D),
+    _kernel("nine", _grid(_inner_rows), nine, nine_ref, 9, 1, 1, _2D),
+    _kernel("rows", _grid(lambda shape: shape[0]), rows, rows_ref, 2, 1, 0, _2D),
+    _kernel("columns", _grid(lambda shape: shape[0] - 1), columns, columns_ref, 2, 2, 1, _2D),
+    _kernel("seven", _grid(_inner_lines), seven, seven_ref, 7, 1, 1, _3D),
 ]
 
 

@@ -44,3 +44,27 @@ def test_pairs_with_no_clean_one_count_only_for_a_change_beyond_their_lost_time(
 def test_one_trial_is_no_interval() -> None:
     (kernel,) = judge([_point("1", [[1.5] * 5])])
     assert kernel.verdict == "disturbed"
+
+
+def _kernel(point_factors: list[float], spread: float = 0.005) -> str:
+    """The verdict over one point per factor, each with 3 trials of 5 pairs."""
+    rng = np.random.default_rng(2)
+    points = [
+        _point(f"{i}", [list(f * (1 + spread * rng.standard_normal(5))) for _ in range(3)])
+        for i, f in enumerate(point_factors)
+    ]
+    (kernel,) = judge(points)
+    return kernel.verdict
+
+
+def test_points_that_disagree_on_how_much_slower_are_still_slower() -> None:
+    """The points are the sizes asked about, not draws: 6-7 % slower at two sizes and
+    unchanged at the third is slower (drawing the points put 0.99 in the interval)."""
+    assert _kernel([1.06, 0.99, 1.07]) == "slower"
+
+
+def test_one_point_off_does_not_move_a_kernel() -> None:
+    """One size whose pairs read 15 % slower (where its arrays landed) against two that
+    did not change: the median over points keeps the kernel unchanged."""
+    assert _kernel([1.0, 1.15, 0.995]) in ("unchanged", "noisy")
+    assert _kernel([1.0, 1.15, 0.995]) != "slower"

@@ -1,7 +1,12 @@
 """Does ``benchdb ab`` catch injected slowdowns, and stay quiet on unchanged code?
+And how does that compare with two collections one after the other?
 
-Through the product path: each comparison is one ``benchdb ab`` command (the real
-CLI, two worker processes), judged by its own rule (3 % threshold).  The kernels
+Through the product path, the real CLI.  In the ``interleaved`` and ``duet`` orders
+each comparison is one ``benchdb ab`` command (two worker processes), judged by its
+own rule (3 % threshold).  In the ``sequential`` order, how CI compares without
+``ab``, it is two ``benchdb collect`` runs, the base's then the change's, at the
+footprints ``ab`` measures by default (``--collect-args`` adds options), judged by
+``benchdb compare --threshold 3``.  The kernels
 are the fifteen of ``benchmarks/ab/inject.py``; a slowdown of k is the same plugin
 with ``WORK = k`` on the change side (k x the work under the nominal shape; the
 kernel's version differs, as a changed plugin's would).  Every side loads its own
@@ -16,7 +21,8 @@ Printed per order and co-runner: per injected factor the median of the kernels'
 measured ratios, the kernels called slower (detection; at 1, false alarms), noisy
 and disturbed, and how many comparisons exited 1.
 
-    python benchmarks/ab_detection.py [--orders interleaved,duet] [--corunner none,stream]
+    python benchmarks/ab_detection.py [--orders interleaved,duet,sequential]
+        [--corunner none,stream]
 """
 
 from __future__ import annotations
@@ -34,7 +40,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent / "ab"))
+from benchdb.collectors.ab.coordinator import default_footprints
 from inject import write_variant
+
+from benchdb.machine import detect_machine
 
 STREAMER = """
 import numpy as np
@@ -57,6 +66,43 @@ def run_ab(
     return proc.returncode, json.loads(proc.stdout)["judgement"]["kernels"]
 
 
+def run_sequential(
+    db: str, base: Path, change: list[str], args: list[str]
+) -> tuple[int, list[dict]]:
+    """Two collections, the base's then the change's, and ``benchdb compare``: its exit
+    status and kernel verdicts."""
+    options = dict(zip(change[::2], change[1::2], strict=True))
+    env = dict(os.environ)
+    if "--change-env" in options:
+        name, _, value = options["--change-env"].partition("=")
+        env[name] = value
+    benchdb = [sys.executable, "-m", "benchdb"]
+    runs = []
+    for plugin, side_env in ((str(base), None), (options["--change-plugin"], env)):
+        proc = subprocess.run(
+            [*benchdb, "collect", "--plugin", plugin, "--json", "--db", db, *args],
+            capture_output=True, text=True, env=side_env,
+        )  # fmt: skip
+        if proc.returncode != 0:
+            raise SystemExit(f"benchdb collect failed ({proc.returncode}): {proc.stderr.strip()}")
+        runs.append(str(json.loads(proc.stdout)["run"]["run_id"]))
+    proc = subprocess.run(
+        [*benchdb, "compare", *runs, "--threshold", "3", "--json", "--db", db],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"benchdb compare failed ({proc.returncode}): {proc.stderr.strip()}")
+    kernels = json.loads(proc.stdout)["kernels"]
+    return proc.returncode, [{"verdict": k["verdict"], "ratio": k["median_ratio"]} for k in kernels]
+
+
+def _footprints(ab_args: list[str]) -> str:
+    """The footprints ``benchdb ab`` measures with these options."""
+    if "--footprints" in ab_args:
+        return ab_args[ab_args.index("--footprints") + 1]
+    return default_footprints(detect_machine())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--orders", default="interleaved,duet")
@@ -66,12 +112,18 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1, help="comparisons per factor")
     parser.add_argument("--numba-opt0", action="store_true")
     parser.add_argument(
+        "--collect-args",
+        default="--passes 3",
+        help="options of the sequential order's benchdb collect, besides the footprints",
+    )
+    parser.add_argument(
         "--ab-args",
         default="--footprints 24KiB,1MiB --sample-time 0.002 --pairs 5 --trials 3",
         help="the measuring options of every benchdb ab",
     )
     args = parser.parse_args()
     common = args.ab_args.split()
+    collect_args = ["--footprints", _footprints(common), *args.collect_args.split()]
     work = Path(tempfile.mkdtemp(prefix="ab-detection-"))
     base, same = write_variant(work / "base", 1.0), write_variant(work / "same", 1.0)
     variants = {k: write_variant(work / f"x{k}", float(k)) for k in args.factors.split(",")}
@@ -103,7 +155,11 @@ def main() -> None:
                 t0 = time.monotonic()
                 for i, (label, change) in enumerate(cases):
                     db = f"sqlite:///{work / f'{corunner}-{order}-{i}.sqlite'}"
-                    results.setdefault(label, []).append(run_ab(db, order, base, change, common))
+                    if order == "sequential":
+                        result = run_sequential(db, base, change, collect_args)
+                    else:
+                        result = run_ab(db, order, base, change, common)
+                    results.setdefault(label, []).append(result)
                 for label, runs in results.items():
                     kernels = [k for _, ks in runs for k in ks]
                     counts = Counter(k["verdict"] for k in kernels)

@@ -4,11 +4,12 @@ The two sides prepare the same point (each in its own worker), the base side
 calibrates the repetitions and both use that count, so a pair's two samples do the
 same number of repetitions.  Then pairs are taken until ``pairs`` of them ran
 undisturbed on both sides, in each of ``trials`` trials; each trial prepares the
-point afresh on both sides.  Where the arrays land in memory changes the time of
-the same code by several percent, and by up to 25 % with a neighbour on the
-sibling hyperthread (docs/findings/ab-comparison.md): within one preparation
-every pair shares that draw, so the trials, not the pairs, are a point's
-replicates (:mod:`benchdb.regress.paired`).  The order of the pairs:
+point afresh on both sides, its arrays at page offsets drawn for the trial and
+alike on both sides (:mod:`.array_layout`).  Where the arrays land in memory
+changes the time of the same code by several percent, and by 2x at a point whose
+arrays alias within a page (docs/findings/ab-comparison.md): within one
+preparation every pair shares that draw, so the trials, not the pairs, are a
+point's replicates (:mod:`benchdb.regress.paired`).  The order of the pairs:
 
 * ``interleaved``: in each round the two sides take one sample each, one after the
   other, in an order drawn at random per round -- randomized multiple interleaved
@@ -158,11 +159,12 @@ def measure_pair(
     repetitions = 0
     try:
         for trial in range(trials):
+            layout = int(rng.integers(0, 2**31))  # the arrays' page offsets: alike on both sides
             for i, w in enumerate(workers.values()):
                 # duet: the sides swap CPUs from trial to trial, so that a CPU busier
                 # than the other (a neighbour, an interrupt) weighs on both sides alike
                 first = (i + trial) % 2 * threads if order == "duet" else 0
-                w.send("prepare", point=list(point), first_cpu=first)
+                w.send("prepare", point=list(point), first_cpu=first, layout=layout)
             prepared = {side: w.receive() for side, w in workers.items()}
             failure = _failure(prepared)
             if failure is not None:

@@ -13,8 +13,8 @@ op              request                               reply
 ==============  ====================================  ===================================
 ``plan``        :class:`PlanRequest` fields           points, plan config, environment,
                                                       kernels, checked benchmarks
-``prepare``     point, first CPU to pin to            checksum, points per kernel,
-                                                      placement
+``prepare``     point, first CPU to pin to, the       checksum, points per kernel,
+                arrays' layout seed                   placement
 ``calibrate``   --                                    repetitions
 ``sample``      repetitions                           seconds per repetition by kernel,
                                                       evidence

@@ -35,6 +35,7 @@ from ..pinning import pinned, start_numba_threads
 from ..probes import Probe
 from ..sweep import verify_plan
 from ..timing import calibrate, probe_for, take_sample
+from .array_layout import relocate
 from .protocol import decode, encode, kernel_to_json
 
 
@@ -88,6 +89,8 @@ class Worker:
         placement = stack.enter_context(pinned(threads, req.get("first_cpu", 0)))
         try:
             prepared = bench.prepare(tuple(shape), precision, threads)
+            if "layout" in req:
+                relocate(prepared, int(req["layout"]))
             checksum = prepared.checksum()
             if not isinstance(prepared, SelfTimed):
                 prepared.run(1)  # warm-up: excluded from every sample

@@ -1,0 +1,57 @@
+"""Each trial's arrays at page offsets drawn from its seed, alike on both sides."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from benchdb.collectors.ab.array_layout import LINE, PAGE, relocate
+from benchdb.kernels.registry import get_benchmark
+
+
+class _State:
+    def __init__(self, state: tuple) -> None:
+        self.state = state
+
+
+def _offsets(prepared: _State) -> list[int]:
+    return [x.ctypes.data % PAGE for x in prepared.state if isinstance(x, np.ndarray)]
+
+
+def _fresh() -> _State:
+    return _State((np.arange(1000.0), np.ones((30, 40), order="F"), 0.5, np.zeros(7)))
+
+
+def test_the_same_seed_gives_the_same_page_offsets_and_the_same_values() -> None:
+    one, two = _fresh(), _fresh()
+    assert relocate(one, 12345) and relocate(two, 12345)
+    assert _offsets(one) == _offsets(two)
+    assert all(o % LINE == 0 for o in _offsets(one))
+    for a, b in zip(one.state, _fresh().state, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert one.state[1].flags.f_contiguous and one.state[2] == 0.5
+
+
+def test_seeds_spread_the_offsets_over_the_page() -> None:
+    seen = set()
+    for seed in range(40):
+        p = _fresh()
+        relocate(p, seed)
+        seen.add(_offsets(p)[0])
+    assert len(seen) > 20
+
+
+@pytest.mark.parametrize(("name", "shape"), [("stream.triad", (4096,)), ("stencil2d5", (64, 48))])
+def test_a_prepared_kernel_runs_and_checks_out_where_it_was_moved(name: str, shape: tuple) -> None:
+    bench = get_benchmark(name)
+    prepared, expected = (bench.prepare(shape, "float64", 1) for _ in range(2))
+    assert relocate(prepared, 7)
+    prepared.run(3)
+    expected.run(3)
+    assert prepared.checksum() == expected.checksum()
+
+
+def test_a_state_without_arrays_to_move_is_left_alone() -> None:
+    class Fields:
+        pass
+
+    assert not relocate(Fields(), 1)

@@ -38,19 +38,16 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).parent / "ab"))
 from benchdb.collectors.ab.coordinator import default_footprints
-from inject import write_variant
+from co_runners import co_runners
 
 from benchdb.machine import detect_machine
 
-STREAMER = """
-import numpy as np
-a = np.ones(2**25); b = np.empty_like(a)
-while True:
-    np.copyto(b, a)
-"""
+sys.path.insert(0, str(Path(__file__).parent / "ab"))
+from inject import write_variant
+
+MAX_COMPARISON_S = 600
+"""A comparison's time, at most: the co-runner stops itself after all of them would."""
 
 
 def run_ab(
@@ -132,12 +129,14 @@ def main() -> None:
         flush=True,
     )
     table = []
+    orders = args.orders.split(",")
+    comparisons = len(orders) * (
+        args.unchanged + args.repeats * len(variants) + int(args.numba_opt0)
+    )
     for corunner in args.corunner.split(","):
-        streamer = (
-            subprocess.Popen([sys.executable, "-c", STREAMER]) if corunner == "stream" else None
-        )
-        try:
-            for order in args.orders.split(","):
+        condition = {"none": "quiet", "stream": "memory"}[corunner]
+        with co_runners(condition, max_seconds=MAX_COMPARISON_S * comparisons):
+            for order in orders:
                 cases = [("1 (unchanged)", ["--change-plugin", str(same)])] * args.unchanged
                 cases += [
                     (k, ["--change-plugin", str(p)])
@@ -182,10 +181,6 @@ def main() -> None:
                     f"{time.monotonic() - t0:.0f} s",
                     flush=True,
                 )
-        finally:
-            if streamer is not None:
-                streamer.kill()
-                streamer.wait()
     header = (
         "order", "co-runner", "injected", "kernel ratio median [min, max]", "called slower",
         "noisy", "faster", "disturbed", "exit 1",

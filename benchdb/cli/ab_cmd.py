@@ -226,7 +226,7 @@ def ab(
     to another task is retaken on both sides.
 
     Per kernel, the median over its points of the paired ratios change/base, with
-    a 99% bootstrap interval over each point's trials: slower when the interval lies
+    a 99% bootstrap interval over points and pairs: slower when the interval lies
     above 1 and the change exceeds the threshold (3%), faster alike, unchanged
     when the interval lies within the threshold, noisy otherwise; disturbed
     when too few samples ran undisturbed to judge (that fails nothing).

@@ -106,15 +106,13 @@ def paired_change(
     change / base of its replicates (the trials of :mod:`benchdb.regress.paired`, each
     the median ratio of samples taken next to each other in time).
 
-    Here the points are fixed and only the trials within each are resampled.  The
-    reason above for drawing the points, a neighbour or the host's drift moving every
-    point of one run alike, does not reach a pair: its two samples saw the same moment
-    of the host, so that drift cancels in its ratio.  What is left between the points
-    of one kernel is a real difference of the code's speed at those sizes (where its
-    arrays and code land against the caches: docs/findings/ab-comparison.md), and the
-    points are the sizes the user asked about, not draws from a population of sizes.
-    Resampling them made the interval span the lowest to the highest point, so that
-    a 5 % slowdown measuring 1.03 at one size and 1.08 at another came out noisy.
+    A pair's two samples saw the same moment of the host, so drift that slows both
+    cancels in its ratio instead of widening the interval; within a point the
+    replicates' ratios, not each side's samples apart, are resampled.  The points are
+    resampled as above, though drift cancels in a pair, because each side runs in one
+    process: where that process put its code and data moves a point by several
+    percent in every trial alike (docs/findings/ab-comparison.md), and only the
+    disagreement between the points shows that spread.
     """
     if not ratios:
         raise ValueError("paired_change() needs at least one point")
@@ -125,7 +123,7 @@ def paired_change(
         x = np.asarray(r, dtype=float)
         observed[i] = np.log(np.median(x))
         logs[i] = _resampled_log_medians(x, rng, n_resamples)
-    return _interval(observed, np.median(logs, axis=0), confidence, len(ratios))
+    return _over_points(observed, logs, confidence, rng)
 
 
 def _over_points(
@@ -136,14 +134,6 @@ def _over_points(
     points, n_resamples = logs.shape
     drawn = rng.integers(0, points, size=(n_resamples, points))
     replicates = np.median(logs[drawn, np.arange(n_resamples)[:, None]], axis=1)
-    return _interval(observed, replicates, confidence, points)
-
-
-def _interval(
-    observed: np.ndarray, replicates: np.ndarray, confidence: float, points: int
-) -> KernelChange:
-    """The median of the points' ``observed`` log ratios and the percentile interval of
-    the replicates of that median."""
     tail = 50 * (1 - confidence)
     low, high = np.percentile(replicates, [tail, 100 - tail])
     return KernelChange(

@@ -13,9 +13,8 @@ its arrays landed in memory, which moves the time of the same code by several
 percent, so a trial's ratio is the median of its pairs' ratios and the trials are
 the point's replicates.  Per kernel (threads, precision, context), over its
 points: the median over points of the median trial ratio, with a 99 % interval
-from a bootstrap that keeps the points and resamples the trials within each
-(:func:`~benchdb.regress.hierarchical.paired_change` says why the points are not
-resampled).  The verdict is
+from a two-level bootstrap that resamples the points and, within each, the trials
+(:func:`~benchdb.regress.hierarchical.paired_change`).  The verdict is
 :func:`~benchdb.regress.compare.band_verdict`'s with the threshold (3 % by default):
 ``slower`` when the interval lies above 1 and the ratio beyond the threshold,
 ``faster`` alike below, ``unchanged`` when the interval lies inside the band,

@@ -57,10 +57,11 @@ def _kernel(point_factors: list[float], spread: float = 0.005) -> str:
     return kernel.verdict
 
 
-def test_points_that_disagree_on_how_much_slower_are_still_slower() -> None:
-    """The points are the sizes asked about, not draws: 6-7 % slower at two sizes and
-    unchanged at the third is slower (drawing the points put 0.99 in the interval)."""
-    assert _kernel([1.06, 0.99, 1.07]) == "slower"
+def test_points_that_disagree_are_not_enough_to_call_a_kernel_slower() -> None:
+    """Each side is one process, and where it put its code and data can move a point by
+    8 % in all of its trials (docs/findings/ab-comparison.md): two points 6-7 % slower
+    and one unchanged, each with tight trials, do not make the kernel slower."""
+    assert _kernel([1.06, 0.99, 1.07]) == "noisy"
 
 
 def test_one_point_off_does_not_move_a_kernel() -> None:

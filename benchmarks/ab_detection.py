@@ -41,7 +41,11 @@ import numpy as np
 from benchdb.collectors.ab.coordinator import default_footprints
 from co_runners import co_runners
 
+from benchdb.db.engine import open_database
 from benchdb.machine import detect_machine
+from benchdb.regress.paired import judge_pair
+from benchdb.runs import stored_runs
+from benchdb.verdicts import Verdict
 
 sys.path.insert(0, str(Path(__file__).parent / "ab"))
 from inject import write_variant
@@ -93,6 +97,21 @@ def run_sequential(
     return proc.returncode, [{"verdict": k["verdict"], "ratio": k["median_ratio"]} for k in kernels]
 
 
+def stored_ab(db: str) -> tuple[int, list[dict]]:
+    """A stored comparison of ``benchdb ab`` judged again: as :func:`run_ab` answers."""
+    database = open_database(db)
+    try:
+        base, change = sorted(r["id"] for r in stored_runs(database))
+        kernels = judge_pair(database, base, change).kernels
+    finally:
+        database.close()
+    verdicts = [
+        {"verdict": str(k.verdict), "ratio": None if np.isnan(k.ratio) else k.ratio}
+        for k in kernels
+    ]
+    return int(any(k.verdict == Verdict.SLOWER for k in kernels)), verdicts
+
+
 def _footprints(ab_args: list[str]) -> str:
     """The footprints ``benchdb ab`` measures with these options."""
     if "--footprints" in ab_args:
@@ -109,6 +128,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1, help="comparisons per factor")
     parser.add_argument("--numba-opt0", action="store_true")
     parser.add_argument(
+        "--from-dbs",
+        type=Path,
+        help="judge the comparisons a run of this script left in this folder (with the "
+        "same options) with the current code, instead of measuring",
+    )
+    parser.add_argument(
         "--collect-args",
         default="--passes 3",
         help="options of the sequential order's benchdb collect, besides the footprints",
@@ -121,7 +146,7 @@ def main() -> None:
     args = parser.parse_args()
     common = args.ab_args.split()
     collect_args = ["--footprints", _footprints(common), *args.collect_args.split()]
-    work = Path(tempfile.mkdtemp(prefix="ab-detection-"))
+    work = args.from_dbs or Path(tempfile.mkdtemp(prefix="ab-detection-"))
     base, same = write_variant(work / "base", 1.0), write_variant(work / "same", 1.0)
     variants = {k: write_variant(work / f"x{k}", float(k)) for k in args.factors.split(",")}
     print(
@@ -135,7 +160,9 @@ def main() -> None:
     )
     for corunner in args.corunner.split(","):
         condition = {"none": "quiet", "stream": "memory"}[corunner]
-        with co_runners(condition, max_seconds=MAX_COMPARISON_S * comparisons):
+        with co_runners(
+            "quiet" if args.from_dbs else condition, max_seconds=MAX_COMPARISON_S * comparisons
+        ):
             for order in orders:
                 cases = [("1 (unchanged)", ["--change-plugin", str(same)])] * args.unchanged
                 cases += [
@@ -154,7 +181,9 @@ def main() -> None:
                 t0 = time.monotonic()
                 for i, (label, change) in enumerate(cases):
                     db = f"sqlite:///{work / f'{corunner}-{order}-{i}.sqlite'}"
-                    if order == "sequential":
+                    if args.from_dbs:
+                        result = stored_ab(db)
+                    elif order == "sequential":
                         result = run_sequential(db, base, change, collect_args)
                     else:
                         result = run_ab(db, order, base, change, common)

@@ -25,8 +25,9 @@ a shared host differ by 5-15 % with unchanged code
 
 A point flagged ``disturbed`` on either side (left short of clean pairs: fewer than
 one trial asks for, over all its trials) counts with the clean pairs it has.  A
-kernel none of whose points got a clean pair (their rows keep every sample) is
-judged from its disturbed pairs, and may be called ``slower`` or ``faster`` only
+kernel with fewer than :data:`MIN_POINTS` points whose pairs ran clean (their rows
+keep every sample) is judged from all its points, disturbed pairs included, and
+may be called ``slower`` or ``faster`` only
 beyond the threshold *plus* the median share of its time a sample lost to other
 tasks (:mod:`benchdb.evidence`): a change too large for the disturbance to
 explain (``NUMBA_OPT=0`` on a busy host).  Else it is ``disturbed``, as is one
@@ -58,6 +59,12 @@ AB_THRESHOLD = 0.03
 KERNEL_KEY = ("kernel", "threads", "precision", "context")
 MIN_REPLICATES = 2
 """Trials a kernel needs to be judged: one alone gives no interval."""
+MIN_POINTS = 2
+"""Clean points a kernel needs to be judged from them alone (fewer where it has fewer):
+the interval's width comes from the points' disagreement, which is what shows where
+each side's process put its code and data (:func:`.hierarchical.paired_change`); one
+clean point among disturbed ones read 1.051 for an unchanged kernel, its trials
+within 1.026-1.112 (docs/findings/ab-comparison.md)."""
 
 
 @dataclass(frozen=True)
@@ -179,8 +186,10 @@ def judge(
         groups[(p.kernel, p.threads, p.precision, p.context)].append(p)
     verdicts = []
     for (kernel, threads, precision, context), every in groups.items():
-        pts = [p for p in every if p.clean] or every
-        margin = 0.0 if pts[0].clean else float(np.median([p.lost for p in pts]))
+        clean = [p for p in every if p.clean]
+        enough = len(clean) >= min(MIN_POINTS, len(every))
+        pts = clean if enough else every
+        margin = 0.0 if enough else float(np.median([p.lost for p in pts]))
         trials = [p.trial_ratios() for p in pts]
         if sum(len(t) for t in trials) < MIN_REPLICATES:
             ratio = low = high = math.nan

@@ -69,3 +69,23 @@ def test_one_point_off_does_not_move_a_kernel() -> None:
     did not change: the median over points keeps the kernel unchanged."""
     assert _kernel([1.0, 1.15, 0.995]) in ("unchanged", "noisy")
     assert _kernel([1.0, 1.15, 0.995]) != "slower"
+
+
+def test_one_clean_point_among_disturbed_ones_does_not_decide() -> None:
+    """An unchanged kernel whose only clean point read 5 % slower in all three trials
+    (where one process put its code and data) and whose other points ran disturbed
+    at no change: judged from all three, beyond their lost time, it is not slower."""
+    rng = np.random.default_rng(3)
+    trials = [
+        [list(f * (1 + 0.005 * rng.standard_normal(5))) for _ in range(3)]
+        for f in (1.05, 1.0, 0.995)
+    ]
+    points = [
+        _point("1", trials[0]),
+        _point("2", trials[1], lost=0.04),
+        _point("3", trials[2], lost=0.04),
+    ]
+    (kernel,) = judge(points)
+    assert kernel.verdict == "disturbed" and kernel.points == 3
+    (alone,) = judge(points[:1])
+    assert alone.verdict == "slower"  # the same point measured alone is judged

@@ -254,10 +254,10 @@ def seven(a, b, s, k, e, r):
         for q in prange(hi):
             i = 1 + q // m
             j = 1 + q % m
-            for k in range(1, a.shape[2] - 1):
-                b[i, j, k] = s * (
-                    a[i, j, k] + a[i - 1, j, k] + a[i + 1, j, k] + a[i, j - 1, k]
-                    + a[i, j + 1, k] + a[i, j, k - 1] + a[i, j, k + 1]
+            for z in range(1, a.shape[2] - 1):
+                b[i, j, z] = s * (
+                    a[i, j, z] + a[i - 1, j, z] + a[i + 1, j, z] + a[i, j - 1, z]
+                    + a[i, j + 1, z] + a[i, j, z - 1] + a[i, j, z + 1]
                 )  # fmt: skip
 
 

@@ -25,7 +25,7 @@ from .kernels.layout import Layout
 from .kernels.registry import BUILTIN
 
 if TYPE_CHECKING:
-    from .scope import Scope
+    from .db.scope import Scope
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from benchdb.kernels import get_benchmark
 
 from benchdb.db.engine import Database
 from benchdb.db.repo import register_kernel
-from benchdb.runs import finish_run, start_run
+from benchdb.db.runs import finish_run, start_run
 
 
 class RealRuns:

@@ -26,8 +26,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from benchdb.db.engine import Database
-from benchdb.db.models import RunStatus
+from benchdb.db.measurements import registered_ids
 from benchdb.db.repo import kernel_version
+from benchdb.db.runs import REFINE_MODE
+from benchdb.db.runstate import RunStatus
 from benchdb.errors import UserError
 from benchdb.predict.basis import rate_basis
 from benchdb.predict.curve import build_curve
@@ -35,8 +37,6 @@ from benchdb.predict.lookup import Lookup, bare_lookup
 from benchdb.predict.methods import METHODS
 from benchdb.predict.refinement import Gap, gaps
 from benchdb.predict.source import machine_rows, resolve_machine_caches, select_rows
-from benchdb.query import registered_ids
-from benchdb.runs import REFINE_MODE
 from benchdb.shapes import shape_key
 
 from ..kernels import Benchmark

@@ -26,9 +26,10 @@ from sqlalchemy import select, update
 
 from benchdb import scheduler
 from benchdb.db.engine import Database
-from benchdb.db.models import Kernel, Machine, Measurement, Run, RunStatus
+from benchdb.db.models import Kernel, Machine, Measurement, Run
+from benchdb.db.runs import mark_stale_runs
+from benchdb.db.runstate import RunStatus
 from benchdb.errors import UserError
-from benchdb.runs import mark_stale_runs
 
 RESUMABLE = (RunStatus.INTERRUPTED, RunStatus.FAILED)
 RUN_KIND = "kernels"

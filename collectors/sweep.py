@@ -30,12 +30,13 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from benchdb.db.engine import Database
-from benchdb.db.models import Measurement, RunStatus
+from benchdb.db.models import Measurement
 from benchdb.db.repo import register_environment, register_kernel, register_machine
+from benchdb.db.runs import run_lifecycle, start_run
+from benchdb.db.runstate import RunStatus
 from benchdb.environment import EnvironmentInfo, detect_environment
 from benchdb.errors import UserError
 from benchdb.machine import MachineInfo, detect_machine
-from benchdb.runs import run_lifecycle, start_run
 from benchdb.shapes import shape_key
 
 from ..kernels import KernelInfo

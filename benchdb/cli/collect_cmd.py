@@ -24,11 +24,11 @@ from rich.progress import (
 )
 
 from ..collectors.estimate import estimate, measure_rates, pass_seconds
+from ..db.measurements import measurements_frame
+from ..db.runstate import RunStatus
 from ..errors import UserError
 from ..evidence import set_aside_count
 from ..machine import detect_machine
-from ..query import measurements_frame
-from ..runs import RunStatus
 from ..shapes import shape_key
 from ..units import fmt_bytes, fmt_seconds
 from .common import DbOption, JsonOption, err_console, open_db, print_json, print_table

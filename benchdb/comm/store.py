@@ -2,7 +2,7 @@
 
 ``fit_models`` reads the ``comm_measurement`` rows of one run (by default the
 latest complete ``comm`` run of the node class, or of one host with ``--host``:
-:mod:`benchdb.scope`) and stores one ``model`` row per fitted model, of the
+:mod:`benchdb.db.scope`) and stores one ``model`` row per fitted model, of the
 class and of the run's host:
 
 * ``comm.postal``, subject = placement: the piecewise postal fit of the
@@ -33,10 +33,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..db.engine import Database
-from ..db.models import CommMeasurement, Model, Run, RunStatus
+from ..db.models import CommMeasurement, Model, Run
+from ..db.runstate import RunStatus
+from ..db.scope import Scope, resolve_scope
 from ..errors import UserError
 from ..hashing import content_hash
-from ..scope import Scope, resolve_scope
 from .allreduce_model import AllreduceModel
 from .maxrate import MaxRateRegime, fit_regime
 from .params import CommParams

@@ -1,13 +1,13 @@
 """Reading the measured points a prediction rests on, and choosing which.
 
-This is a narrow projection of the columns :func:`benchdb.query.measurements_frame`
+This is a narrow projection of the columns :func:`benchdb.db.measurements.measurements_frame`
 returns (same joins, same meaning), built without pandas: ``benchdb predict``
 must answer from a cold start in under a second, and importing pandas alone
 costs about half of that on the reference machine.  Analyses that want a
 DataFrame (``benchdb validate``, plots, notebooks) use ``measurements_frame``.
 
 Which data (docs/design.md "Models"): one node class -- all its hosts, or the
-one of ``--host`` (:mod:`benchdb.scope`) -- one environment, one kernel
+one of ``--host`` (:mod:`benchdb.db.scope`) -- one environment, one kernel
 version, thread count, precision and timing context.  By default the kernel
 version is the newest one measured on the class (a user's changed code is
 a new version, never mixed with the old), the environment the newest one
@@ -29,8 +29,8 @@ from sqlalchemy import select
 
 from ..db.engine import Database
 from ..db.models import Kernel, Measurement, Run
+from ..db.scope import Scope, read_scope
 from ..errors import UserError
-from ..scope import Scope, read_scope
 from ..validity import valid_problem
 from .basis import benchmark_of
 

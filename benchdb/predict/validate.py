@@ -40,12 +40,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..db.fit_cache import cached_fit
 from ..errors import UserError
 from ..plugin_registry import check_names
 from . import aspect
 from .baselines import BASELINES
 from .basis import rate_basis
-from .fit_cache import cached_fit
 from .holdout import Checked, answer_path_loo, error_pct
 from .lookup import bare_lookup
 from .machine_data import KernelCurve, MachineData, machine_data

@@ -16,11 +16,12 @@ from typing import Any
 
 from sqlalchemy import select
 
+from ..db.describe import machine_summary, run_summary
 from ..db.engine import Database
-from ..db.models import Baseline, BaselineChange, Machine, Run, RunStatus, utcnow
+from ..db.models import Baseline, BaselineChange, Machine, Run
+from ..db.runstate import RunStatus, utcnow
+from ..db.scope import resolve_scope
 from ..errors import UserError
-from ..scope import resolve_scope
-from .describe import machine_summary, run_summary
 from .runref import resolve_runs
 
 MAX_REASON = 500

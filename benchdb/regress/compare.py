@@ -55,14 +55,14 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
+from ..db.describe import machine_summary, run_summary
 from ..db.engine import Database
+from ..db.envdiff import environment_diff
+from ..db.measurements import measurements_frame
 from ..errors import UserError
-from ..query import measurements_frame
 from ..stats import UNSTEADY_FLAGS
 from ..verdicts import Verdict
 from .ab import DEFAULT_ALPHA, DEFAULT_THRESHOLD, VERDICTS, compare_samples
-from .describe import machine_summary, run_summary
-from .envdiff import environment_diff
 from .hierarchical import kernel_change
 from .replicates import MIN_PAIRS, RunScatter, charge, replicate_runs, run_scatter
 from .runref import resolve_runs

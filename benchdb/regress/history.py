@@ -23,15 +23,15 @@ import pandas as pd
 from sqlalchemy import select
 
 from ..db.engine import Database
+from ..db.envdiff import environment_diff
+from ..db.measurements import measurements_frame
 from ..db.models import Environment, Kernel, Measurement, Run
+from ..db.scope import Scope, resolve_scope
 from ..errors import UserError
-from ..query import measurements_frame
-from ..scope import Scope, resolve_scope
 from ..shapes import parse_shape, shape_key
 from .baseline import baseline_changes
 from .compare import POINT_KEY, version_change
 from .detectors import Detector, get_detector
-from .envdiff import environment_diff
 
 SERIES_COLUMNS = [
     "run_id",
@@ -132,7 +132,7 @@ def kernel_history(
     host: str | None = None,
     detector: Detector | str = "potts",
 ) -> tuple[dict[str, Any], list[Series]]:
-    """The scope (:meth:`~benchdb.scope.Scope.to_dict`) and the series of ``kernel``
+    """The scope (:meth:`~benchdb.db.scope.Scope.to_dict`) and the series of ``kernel``
     matching the filters, steps detected.
 
     ``UserError`` (naming what exists) for an unknown kernel or shape, or

@@ -31,10 +31,11 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ..db.engine import Database
-from ..db.models import Baseline, Measurement, Run, RunStatus
+from ..db.models import Baseline, Measurement, Run
+from ..db.runs import SUPPLEMENTS
+from ..db.runstate import RunStatus
+from ..db.scope import Scope, resolve_scope
 from ..errors import UserError
-from ..runs import SUPPLEMENTS
-from ..scope import Scope, resolve_scope
 from .runref import measured_runs
 
 COLLECTION = "kernels"

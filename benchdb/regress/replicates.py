@@ -44,9 +44,9 @@ from scipy.stats import t as student_t
 from sqlalchemy.orm import Session
 
 from ..db.engine import Database
+from ..db.measurements import measurements_frame
 from ..db.models import Run
-from ..query import measurements_frame
-from ..scope import scope_of_run
+from ..db.scope import scope_of_run
 from .hierarchical import KernelChange
 from .pick import settings
 from .runref import measured_runs

@@ -21,7 +21,7 @@ from sqlalchemy import select
 
 from ..db.engine import Database
 from ..db.models import Run
-from ..runs import mark_stale_runs
+from ..db.runs import mark_stale_runs
 from .jobs import CONFIG_KEY, LIVE
 from .submit import find_tool
 
@@ -112,7 +112,7 @@ def runs_of_job(db: Database, job_id: int) -> list[tuple[int, str]]:
     """(id, status) of every run that the ended job ``job_id`` created or continued.
 
     A rank killed inside MPI leaves its run ``running``; the job has ended, so such a
-    run is settled ``interrupted`` first (:func:`~benchdb.runs.mark_stale_runs`), as the
+    run is settled ``interrupted`` first (:func:`~benchdb.db.runs.mark_stale_runs`), as the
     next collector would, rather than reported as running.
     """
     mark_stale_runs(db)

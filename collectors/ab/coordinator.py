@@ -12,7 +12,7 @@
    and the two runs always hold the same points.
 
 Ctrl-C, SIGTERM and a crash end both runs ``interrupted`` or ``failed``
-(:func:`~benchdb.runs.run_lifecycle`); the same command continues them.  A time
+(:func:`~benchdb.db.runs.run_lifecycle`); the same command continues them.  A time
 budget stops starting points once spent (the runs are left ``interrupted``).
 """
 
@@ -27,10 +27,10 @@ from typing import Any
 import numpy as np
 
 from benchdb.db.engine import Database
-from benchdb.db.models import RunStatus
+from benchdb.db.runs import run_lifecycle
+from benchdb.db.runstate import RunStatus
 from benchdb.errors import UserError
 from benchdb.machine import MachineInfo, detect_machine
-from benchdb.runs import run_lifecycle
 
 from .. import resume
 from ..plan import Point

@@ -19,13 +19,13 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from benchdb.db.engine import Database
-from benchdb.db.models import RunStatus
 from benchdb.db.repo import register_environment, register_kernel, register_machine
+from benchdb.db.runs import ab_pair, this_process_run
+from benchdb.db.runstate import RunStatus
 from benchdb.environment import EnvironmentInfo
 from benchdb.errors import UserError
 from benchdb.hashing import content_hash
 from benchdb.machine import MachineInfo
-from benchdb.runs import ab_pair, this_process_run
 
 from ...kernels.api import KernelInfo
 from .. import resume

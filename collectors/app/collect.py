@@ -19,10 +19,11 @@ from typing import Any
 from benchdb.app.decomposition import check_decomposition
 from benchdb.app.model import AppCase
 from benchdb.db.engine import Database
-from benchdb.db.models import AppRun, RunStatus
+from benchdb.db.models import AppRun
+from benchdb.db.runs import this_process_run
+from benchdb.db.runstate import RunStatus
 from benchdb.errors import UserError
 from benchdb.machine import available_memory_bytes, detect_machine
-from benchdb.runs import this_process_run
 from benchdb.shapes import shape_key
 from benchdb.units import fmt_bytes
 

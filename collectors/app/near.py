@@ -121,7 +121,7 @@ def near_plan(grid: tuple[int, int], ranks: int, precision: str = "float64") -> 
 
 def _shallow_points(ctx: Context, *columns: Any) -> Select:
     """``columns`` of the shallow measurements of this machine's node class and this
-    environment: the points the lookup pools (:mod:`benchdb.scope`)."""
+    environment: the points the lookup pools (:mod:`benchdb.db.scope`)."""
     return (
         select(*columns)
         .join(Run, Run.id == Measurement.run_id)

@@ -24,11 +24,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from benchdb.db.engine import Database
-from benchdb.db.models import CommMeasurement, Run, RunStatus
+from benchdb.db.models import CommMeasurement, Run
 from benchdb.db.repo import register_environment, register_machine
+from benchdb.db.runs import this_process_run
+from benchdb.db.runstate import RunStatus
 from benchdb.environment import detect_environment
 from benchdb.machine import detect_machine
-from benchdb.runs import this_process_run
 from benchdb.stats import summarize
 from benchdb.verdicts import Flag
 

@@ -1,4 +1,4 @@
-"""One constructor per run table: ``run`` rows are made in ``benchdb/runs.py`` only (which
+"""One constructor per run table: ``run`` rows are made in ``benchdb/db/runs.py`` only (which
 records the command line redacted, the host, the process and the Slurm job), ``app_run``
 rows in ``collectors/app/collect.py`` only (the built-in model's and users' programs'
 whole runs alike).  Two writers had drifted before: only one redacted the database URL."""
@@ -13,7 +13,7 @@ import benchdb.kernels
 
 import benchdb
 
-WRITERS = {"Run": "runs.py", "AppRun": "collectors/app/collect.py"}
+WRITERS = {"Run": "db/runs.py", "AppRun": "collectors/app/collect.py"}
 ROOTS = {
     Path(benchdb.__file__).parent: "",
     Path(benchdb.collectors.__file__).parent: "collectors/",

@@ -18,10 +18,10 @@ from benchdb.kernels import kernel_info
 from benchdb.db.engine import Database
 from benchdb.db.models import Measurement
 from benchdb.db.repo import register_environment, register_kernel
+from benchdb.db.runs import finish_run, start_run
 from benchdb.environment import EnvironmentInfo, detect_environment
 from benchdb.machine import MachineInfo
 from benchdb.predict.basis import rate_basis
-from benchdb.runs import finish_run, start_run
 
 
 def step_curve(peak: float = 4e9, memory: float = 1e9, corner: float = 2e5, width: float = 1.5):

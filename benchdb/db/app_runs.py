@@ -13,9 +13,9 @@ from typing import Any
 
 from sqlalchemy import select
 
-from ..db.engine import Database
-from ..db.models import AppRun, Run
 from ..errors import UserError
+from .engine import Database
+from .models import AppRun, Run
 
 
 def _summary(row: AppRun, run: Run) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..db.models import Environment
+from .models import Environment
 
 
 def flatten(info: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -22,15 +22,15 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from . import scheduler
-from .db.engine import Database
-from .db.models import RUN_STATUSES as RUN_STATUSES  # re-exported: the states a run is in
-from .db.models import CommMeasurement, Machine, Measurement, Run, RunStatus, utcnow
-from .db.repo import register_environment, register_machine
-from .db.urls import redact_argv, redact_command
-from .environment import EnvironmentInfo, detect_environment
-from .machine import MachineInfo, detect_machine
+from .. import scheduler
+from ..environment import EnvironmentInfo, detect_environment
+from ..machine import MachineInfo, detect_machine
+from .engine import Database
+from .models import CommMeasurement, Machine, Measurement, Run
+from .repo import register_environment, register_machine
+from .runstate import RunStatus, utcnow
 from .scope import resolve_scope
+from .urls import redact_argv, redact_command
 
 
 class Terminated(KeyboardInterrupt):

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
-from .db.engine import Database
-from .db.models import Environment, Kernel, Machine, Measurement, Run
-from .validity import valid_problem
+from ..validity import valid_problem
+from .engine import Database
+from .models import Environment, Kernel, Machine, Measurement, Run
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,7 +77,7 @@ def measurements_frame(
 ) -> pd.DataFrame:
     """Measurements joined with their run, host and kernel, filtered; one row per point.
 
-    ``machine_id`` is the host's id, ``host`` its name (:mod:`benchdb.scope`).
+    ``machine_id`` is the host's id, ``host`` its name (:mod:`benchdb.db.scope`).
     """
     import pandas as pd
 

@@ -159,6 +159,20 @@ def kernel_names(db: Database) -> set[str]:
         return set(s.scalars(select(Kernel.name)))
 
 
+def measured_kernels(db: Database, scope: Scope) -> list[str]:
+    """The names of the kernels measured in ``scope``'s runs, sorted."""
+    with db.reading() as s:
+        stmt = (
+            select(Kernel.name)
+            .join(Measurement, Measurement.kernel_id == Kernel.id)
+            .join(Run, Measurement.run_id == Run.id)
+            .where(scope.runs())
+            .distinct()
+            .order_by(Kernel.name)
+        )
+        return list(s.scalars(stmt))
+
+
 def registered_ids(
     db: Database, machine_fingerprint: str, environment_fingerprint: str
 ) -> tuple[int | None, int | None]:

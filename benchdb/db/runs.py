@@ -247,6 +247,16 @@ def ab_pair(db: Database, run_id: int) -> dict[str, int] | None:
         return {mine["side"]: run_id, (partner.config.get("ab") or {})["side"]: partner.id}
 
 
+def runs_with_config(db: Database, key: str, value: str) -> list[tuple[int, str]]:
+    """(id, status) of the runs whose ``config[key]`` is ``value`` (text), oldest first:
+    e.g. the runs a scheduler's job created or continued."""
+    with db.reading() as s:
+        rows = s.execute(
+            select(Run.id, Run.status).where(Run.config[key].as_string() == value).order_by(Run.id)
+        )
+        return [(run_id, status) for run_id, status in rows]
+
+
 def run_exists(db: Database, run_id: int) -> bool:
     """Whether the database holds run ``run_id``; writes nothing."""
     with db.reading() as s:

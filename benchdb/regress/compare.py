@@ -59,13 +59,13 @@ from ..db.describe import machine_summary, run_summary
 from ..db.engine import Database
 from ..db.envdiff import environment_diff
 from ..db.measurements import measurements_frame
+from ..db.runref import resolve_runs
 from ..errors import UserError
 from ..stats import UNSTEADY_FLAGS
 from ..verdicts import Verdict
 from .ab import DEFAULT_ALPHA, DEFAULT_THRESHOLD, VERDICTS, compare_samples
 from .hierarchical import kernel_change
 from .replicates import MIN_PAIRS, RunScatter, charge, replicate_runs, run_scatter
-from .runref import resolve_runs
 
 POINT_KEY = ["kernel", "shape_key", "threads", "precision", "context"]
 RESULT_COLUMNS = [

@@ -32,11 +32,11 @@ from sqlalchemy.orm import Session
 
 from ..db.engine import Database
 from ..db.models import Baseline, Measurement, Run
+from ..db.runref import measured_runs
 from ..db.runs import SUPPLEMENTS
 from ..db.runstate import RunStatus
 from ..db.scope import Scope, resolve_scope
 from ..errors import UserError
-from .runref import measured_runs
 
 COLLECTION = "kernels"
 """The run kind of ``benchdb collect`` (collectors/resume.py ``RUN_KIND``)."""

@@ -46,10 +46,10 @@ from sqlalchemy.orm import Session
 from ..db.engine import Database
 from ..db.measurements import measurements_frame
 from ..db.models import Run
+from ..db.runref import measured_runs
 from ..db.scope import scope_of_run
 from .hierarchical import KernelChange
 from .pick import settings
-from .runref import measured_runs
 
 MAX_REPLICATES = 10
 """The newest replicate runs that count (9 consecutive pairs)."""

@@ -19,10 +19,10 @@ from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
 from ..bounds import parse_run_id
-from ..db.models import Baseline, Measurement, Run
-from ..db.runstate import RunStatus
-from ..db.scope import Scope, resolve_scope, scope_of_run
 from ..errors import UserError
+from .models import Baseline, Measurement, Run
+from .runstate import RunStatus
+from .scope import Scope, resolve_scope, scope_of_run
 
 SYMBOLIC = ("latest", "previous", "baseline")
 

@@ -56,8 +56,6 @@ REMAINING = {
     "benchdb/comm/store.py",
     "benchdb/kernel_defs.py",
     "benchdb/predict/source.py",
-    "benchdb/regress/pick.py",
-    "benchdb/regress/replicates.py",
     "collectors/app/collect.py",
     "collectors/app/near.py",
     "collectors/app/program_run.py",

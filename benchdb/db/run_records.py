@@ -27,6 +27,7 @@ class RunRecord:
     config: dict[str, Any]
     started_at: datetime
     environment_id: int
+    machine_id: int
     node_class_id: int
 
 
@@ -40,6 +41,7 @@ def run_record(run: Run) -> RunRecord:
         config=dict(run.config or {}),
         started_at=run.started_at,
         environment_id=run.environment_id,
+        machine_id=run.machine_id,
         node_class_id=run.machine.node_class_id,
     )
 

@@ -53,7 +53,6 @@ def _checked_files() -> list[Path]:
 
 
 REMAINING = {
-    "benchdb/kernel_defs.py",
     "benchdb/predict/source.py",
     "collectors/app/collect.py",
     "collectors/app/near.py",

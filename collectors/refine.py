@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from benchdb.db.engine import Database
-from benchdb.db.measurements import registered_ids
+from benchdb.db.measurements import machine_rows, registered_ids
 from benchdb.db.repo import kernel_version
 from benchdb.db.runs import REFINE_MODE
 from benchdb.db.runstate import RunStatus
@@ -36,7 +36,7 @@ from benchdb.predict.curve import build_curve
 from benchdb.predict.lookup import Lookup, bare_lookup
 from benchdb.predict.methods import METHODS
 from benchdb.predict.refinement import Gap, gaps
-from benchdb.predict.source import machine_rows, resolve_machine_caches, select_rows
+from benchdb.predict.source import resolve_machine_caches, select_rows
 from benchdb.shapes import shape_key
 
 from ..kernels import Benchmark

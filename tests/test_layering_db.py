@@ -53,7 +53,6 @@ def _checked_files() -> list[Path]:
 
 
 REMAINING = {
-    "benchdb/predict/source.py",
     "collectors/app/collect.py",
     "collectors/app/near.py",
     "collectors/app/program_run.py",

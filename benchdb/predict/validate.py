@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..db.fit_cache import cached_fit
+from ..db.measurements import machine_rows
 from ..errors import UserError
 from ..plugin_registry import check_names
 from . import aspect
@@ -51,7 +52,7 @@ from .lookup import bare_lookup
 from .machine_data import KernelCurve, MachineData, machine_data
 from .methods import METHODS
 from .noise import AgainstNoise, RepeatNoise, repeat_noise, retest_noise
-from .source import MachineCaches, machine_rows, resolve_machine_caches
+from .source import MachineCaches, resolve_machine_caches
 
 if TYPE_CHECKING:
     from ..db.engine import Database

@@ -25,6 +25,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from benchdb.db import resume
 from benchdb.db.engine import Database
 from benchdb.db.measurements import machine_rows, registered_ids
 from benchdb.db.repo import kernel_version
@@ -42,7 +43,7 @@ from benchdb.shapes import shape_key
 from ..kernels import Benchmark
 from ..kernels.api import Shape
 from ..kernels.registry import Catalog
-from . import resume, sizes
+from . import sizes
 from .plan import (
     DEFAULT_PASSES,
     DEFAULT_SAMPLE_TIME,

@@ -5,7 +5,7 @@ passes (see :data:`.plan.DEFAULT_PASSES`), that the run does not already hold
 and commits each point's pass in its own transaction (docs/design.md: an
 interrupted sweep loses at most the point in flight).  It continues an
 unfinished run of the same sweep when there is one (see
-:mod:`.resume`), otherwise it starts a new run.
+:mod:`benchdb.db.resume`), otherwise it starts a new run.
 
 ``time_budget``: no new point starts once the budget is spent (the point in
 flight finishes, so the sweep may overrun by one point), nor, given
@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
+from benchdb.db import resume
 from benchdb.db.engine import Database
 from benchdb.db.models import Measurement
 from benchdb.db.repo import register_environment, register_kernel, register_machine
@@ -42,7 +43,6 @@ from benchdb.shapes import shape_key
 from ..kernels import KernelInfo
 from ..kernels.api import KernelError, PointFailure, Verification
 from ..kernels.jit import OPTIONS
-from . import resume
 from .pinning import pinned, start_numba_threads
 from .plan import Point, SweepPlan
 from .record import add_failure, add_pass, failed_rows, measurement_rows

@@ -58,7 +58,6 @@ REMAINING = {
     "collectors/app/program_run.py",
     "collectors/mpi/results.py",
     "collectors/record.py",
-    "collectors/resume.py",
     "collectors/sweep.py",
 }
 """Modules whose queries have not moved into benchdb/db/ yet (issue 36): each must still

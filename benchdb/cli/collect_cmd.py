@@ -374,8 +374,8 @@ def collect(
       benchdb collect --plugin my_kernels.py --sizes 64x64,512x512
     """
     from ..collectors import plan as planning
-    from ..collectors import resume as resuming
     from ..collectors.sweep import SweepObserver, detect_context, run_sweep, verify_plan
+    from ..db import resume as resuming
 
     started = time.monotonic()  # the budget counts the checks and compilation too
     machine = detect_machine()

@@ -35,7 +35,7 @@ from ..db.scope import Scope, resolve_scope
 from ..errors import UserError
 
 COLLECTION = "kernels"
-"""The run kind of ``benchdb collect`` (collectors/resume.py ``RUN_KIND``)."""
+"""The run kind of ``benchdb collect`` (benchdb/db/resume.py ``RUN_KIND``)."""
 
 RUN_IDENTITY = ("uuid", "sweep_hash")
 """Config keys that identify one run, not what it measured."""

@@ -26,13 +26,13 @@ from typing import Any
 
 import numpy as np
 
+from benchdb.db import resume
 from benchdb.db.engine import Database
 from benchdb.db.runs import run_lifecycle
 from benchdb.db.runstate import RunStatus
 from benchdb.errors import UserError
 from benchdb.machine import MachineInfo, detect_machine
 
-from .. import resume
 from ..plan import Point
 from ..record import add_pass, failed_rows, measurement_rows
 from .pair_runs import SidePlan, open_pair, register_kernels

@@ -2,7 +2,7 @@
 
 Rank 0 holds every point (each sample is already the maximum over ranks, see
 :mod:`.collective_timing`) and commits each as it is measured, in a transaction of its
-own, like ``benchdb collect`` (:mod:`benchdb.collectors.resume`): a job killed
+own, like ``benchdb collect`` (:mod:`benchdb.db.resume`): a job killed
 anywhere, on any rank, loses at most the point in flight.  The run is
 ``running`` until every rank has finished, then ``complete``.  A job with the
 same plan (benchmarks, sizes, samples, ranks and their rank-to-node mapping:
@@ -23,6 +23,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from benchdb.db import resume
 from benchdb.db.engine import Database
 from benchdb.db.models import CommMeasurement, Run
 from benchdb.db.repo import register_environment, register_machine
@@ -33,7 +34,6 @@ from benchdb.machine import detect_machine
 from benchdb.stats import summarize
 from benchdb.verdicts import Flag
 
-from .. import resume
 from .collective_timing import Timed
 
 RUN_KIND = "comm"

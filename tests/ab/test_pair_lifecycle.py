@@ -9,8 +9,8 @@ both runs or neither.  Real SQLite file and the PostgreSQL of ``postgres_url``.
 from __future__ import annotations
 
 import pytest
-from benchdb.collectors import resume
 
+from benchdb.db import resume
 from benchdb.db.engine import Database
 from benchdb.db.models import Run
 from benchdb.db.runs import run_lifecycle, this_process_run

@@ -16,9 +16,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from benchdb.collectors import resume
 from benchdb.collectors.mpi.results import RUN_KIND as COMM
 
+from benchdb.db import resume
 from benchdb.db.engine import Database
 from benchdb.db.models import Run
 from benchdb.db.repo import register_environment, register_machine

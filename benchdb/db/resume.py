@@ -24,12 +24,12 @@ import socket
 
 from sqlalchemy import select, update
 
-from benchdb import scheduler
-from benchdb.db.engine import Database
-from benchdb.db.models import Kernel, Machine, Measurement, Run
-from benchdb.db.runs import mark_stale_runs
-from benchdb.db.runstate import RunStatus
-from benchdb.errors import UserError
+from .. import scheduler
+from ..errors import UserError
+from .engine import Database
+from .models import Kernel, Machine, Measurement, Run
+from .runs import mark_stale_runs
+from .runstate import RunStatus
 
 RESUMABLE = (RunStatus.INTERRUPTED, RunStatus.FAILED)
 RUN_KIND = "kernels"

@@ -56,7 +56,6 @@ REMAINING = {
     "collectors/app/collect.py",
     "collectors/app/near.py",
     "collectors/app/program_run.py",
-    "collectors/mpi/results.py",
     "collectors/record.py",
     "collectors/sweep.py",
 }

@@ -1,22 +1,26 @@
 """Communication data and its fitted models in the database: the points of a ``comm``
-run, the run to fit, and the ``model`` rows fitted on it (:mod:`benchdb.comm.store`
-fits them, :func:`store_models` keeps them).  Models go in and out as values."""
+run (written by the MPI collector, :mod:`benchdb.collectors.mpi.results`, as column
+values), the run to fit, and the ``model`` rows fitted on it (:mod:`benchdb.comm.store`
+fits them, :func:`store_models` keeps them).  Points and models go in and out as values."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from sqlalchemy import select
 
 from ..errors import UserError
 from .engine import Database
 from .models import CommMeasurement, Model, Run
 from .run_records import RunRecord, run_record
+from .runs import this_process_run
 from .runstate import RunStatus
 from .scope import Scope, resolve_scope
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 COLUMNS = [
     "id", "run_id", "benchmark", "ranks", "nodes", "pairs", "placement", "message_bytes",
@@ -56,8 +60,49 @@ def _stored(row: Model) -> StoredModel:
     )
 
 
+PointKey = tuple[str, int, int, str, int, str]
+"""(benchmark, ranks, pairs, placement, message_bytes, params_key): a point within a run."""
+
+
+def new_comm_run(
+    db: Database,
+    *,
+    kind: str,
+    status: str,
+    config: dict[str, Any],
+    tags: list[str],
+    points: Iterable[Mapping[str, Any]] = (),
+) -> int:
+    """A run of this process holding ``points`` (``comm_measurement`` column values), in
+    one transaction; its id."""
+    with db.session() as s:
+        run = this_process_run(s, kind=kind, status=status, config=config, tags=tags)
+        s.add_all(CommMeasurement(run_id=run.id, **p) for p in points)
+        return run.id
+
+
+def add_comm_point(db: Database, run_id: int, point: Mapping[str, Any]) -> None:
+    """Commit one point (column values) of run ``run_id``, in its own transaction."""
+    with db.session() as s:
+        s.add(CommMeasurement(run_id=run_id, **point))
+
+
+def continue_comm_run(db: Database, run_id: int, hosts: Iterable[str]) -> frozenset[PointKey]:
+    """Add ``hosts`` to the hosts of the claimed run ``run_id``; the points it holds."""
+    with db.session() as s:
+        run = s.get_one(Run, run_id)
+        run.config = {**run.config, "hosts": sorted({*run.config.get("hosts", ()), *hosts})}
+        rows = s.scalars(select(CommMeasurement).where(CommMeasurement.run_id == run_id))
+        return frozenset(
+            (r.benchmark, r.ranks, r.pairs, r.placement, r.message_bytes, r.params_key)
+            for r in rows
+        )
+
+
 def comm_frame(db: Database, run_id: int) -> pd.DataFrame:
     """Every point of one run, one row each (SI units)."""
+    import pandas as pd  # here: the MPI collector's ranks write points without it
+
     with db.session() as s:
         rows = s.scalars(
             select(CommMeasurement)

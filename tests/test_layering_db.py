@@ -54,7 +54,6 @@ def _checked_files() -> list[Path]:
 
 REMAINING = {
     "collectors/app/collect.py",
-    "collectors/app/near.py",
     "collectors/app/program_run.py",
     "collectors/record.py",
     "collectors/sweep.py",

@@ -28,6 +28,7 @@ import numpy as np
 
 from benchdb.db import resume
 from benchdb.db.engine import Database
+from benchdb.db.point_rows import add_points
 from benchdb.db.runs import run_lifecycle
 from benchdb.db.runstate import RunStatus
 from benchdb.errors import UserError
@@ -143,7 +144,7 @@ def _store(
                 for timing in later:
                     for row in rows:
                         add_pass(row, timing, kernels[side])
-            s.add_all(rows)
+            add_points(s, rows)
 
 
 def _stored(db: Database, runs: Mapping[str, int], benchmark_of: dict[str, str]) -> set[tuple]:

@@ -11,13 +11,11 @@ numba import, docs/design.md "Dependency direction").
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
-
 from .db.engine import Database
-from .db.models import Kernel, Measurement, Run
+from .db.kernel_rows import StoredKernel, stored_kernels, stored_user_kernel, stored_user_kernels
 from .errors import UserError
 from .kernels.api import KernelError, KernelInfo
 from .kernels.geometry import Geometry
@@ -25,7 +23,7 @@ from .kernels.layout import Layout
 from .kernels.registry import BUILTIN
 
 if TYPE_CHECKING:
-    from .scope import Scope
+    from .db.scope import Scope
 
 
 @dataclass(frozen=True)
@@ -58,45 +56,17 @@ def builtin_definition(name: str) -> KernelDefinition | None:
     return None if info is None else KernelDefinition(info, _BUILTIN_GEOMETRY[name])
 
 
-def _info_of(row: Kernel, layout: Layout | None = None) -> KernelInfo:
-    """The metadata a ``kernel`` row stores (of its own version, which may be older than the
-    code's for a built-in)."""
-    info = dict(row.info or {})
-    return KernelInfo(
-        name=row.name,
-        family=row.family,
-        ndim=row.ndim,
-        flops_per_point=row.flops_per_point,
-        loads_per_point=row.loads_per_point,
-        stores_per_point=row.stores_per_point,
-        arrays=row.arrays,
-        description=row.description,
-        footprint_version=row.footprint_version,
-        write_allocate=bool(info.get("write_allocate", True)),
-        extra={k: v for k, v in info.items() if k not in ("layout", "source_hash")},
-        origin=row.origin,
-        source_hash=info.get("source_hash"),
-        layout=layout,
-    )
-
-
-def _from_row(row: Kernel) -> KernelDefinition:
+def _definition(stored: StoredKernel) -> KernelDefinition:
     """A user kernel's definition from its row; UserError if the row cannot give one."""
     try:
-        layout = Layout.from_json((row.info or {})["layout"])
+        layout = Layout.from_json(stored.row_info["layout"])
     except (KeyError, TypeError, KernelError) as exc:
         raise UserError(
-            f"kernel {row.name} (version {row.version[:12]}) has no usable layout in the "
-            f"database ({exc}); collect it again with this benchdb"
+            f"kernel {stored.info.name} (version {stored.version[:12]}) has no usable layout "
+            f"in the database ({exc}); collect it again with this benchdb"
         ) from None
-    return KernelDefinition(_info_of(row, layout), layout.geometry(), row.version)
-
-
-def stored_user_kernels(db: Database) -> list[str]:
-    """Names of the user kernels (plugins, programs) the database holds."""
-    with db.reading() as s:
-        stmt = select(Kernel.name).where(Kernel.origin != "builtin").distinct()
-        return list(s.scalars(stmt.order_by(Kernel.name)))
+    info = replace(stored.info, layout=layout)
+    return KernelDefinition(info, layout.geometry(), stored.version)
 
 
 def definition(db: Database | None, name: str, version: str | None = None) -> KernelDefinition:
@@ -105,16 +75,10 @@ def definition(db: Database | None, name: str, version: str | None = None) -> Ke
     found = builtin_definition(name)
     if found is not None:
         return found
-    if db is not None:
-        stmt = select(Kernel).where(Kernel.name == name, Kernel.origin != "builtin")
-        if version is not None:
-            stmt = stmt.where(Kernel.version == version)
-        with db.reading() as s:
-            row = s.scalars(stmt.order_by(Kernel.id.desc())).first()
-            if row is not None:
-                return _from_row(row)
-    stored = stored_user_kernels(db) if db is not None else []
-    known = ", ".join([*builtin_names(), *stored])
+    stored = stored_user_kernel(db, name, version) if db is not None else None
+    if stored is not None:
+        return _definition(stored)
+    known = ", ".join([*builtin_names(), *(stored_user_kernels(db) if db is not None else [])])
     raise UserError(
         f"unknown kernel {name!r}; known kernels: {known} (your own loops appear once "
         "collected with `benchdb collect --program SPEC` or `--plugin MODULE`)"
@@ -181,22 +145,7 @@ def kernel_summaries(
 
 
 def _stored_summaries(db: Database, scope: Scope | None) -> list[KernelSummary]:
-    with db.reading() as s:
-        counts: dict[tuple[int, bool], int] = {}
-        if scope is not None:
-            stmt = (
-                select(Measurement.kernel_id, Measurement.valid, func.count())
-                .join(Run, Measurement.run_id == Run.id)
-                .where(scope.runs())
-                .group_by(Measurement.kernel_id, Measurement.valid)
-            )
-            counts = {(kid, bool(valid)): n for kid, valid, n in s.execute(stmt)}
-        rows: Sequence[Kernel] = s.scalars(select(Kernel).order_by(Kernel.name, Kernel.id)).all()
-        return [
-            _summary(
-                _info_of(k),
-                k.version,
-                (counts.get((k.id, True), 0), counts.get((k.id, False), 0)),
-            )
-            for k in rows
-        ]
+    return [
+        _summary(k.info, k.version, (valid, invalid))
+        for k, valid, invalid in stored_kernels(db, scope)
+    ]

@@ -4,7 +4,7 @@ The core needs three things of a scheduler (docs/design.md, "Schedulers"):
 
 * the job this process runs in, recorded with every run: a run left
   ``running`` by a process killed on another node is stale once its job has
-  ended, where a process id says nothing (:func:`benchdb.runs.is_stale`);
+  ended, where a process id says nothing (:func:`benchdb.db.runs.is_stale`);
 * whether a recorded job has ended;
 * the node's name in the scheduler's namespace, which is the host of every
   measurement (two nodes emulated on one computer are two nodes).

@@ -1,6 +1,6 @@
 """Problem shapes as text: ``600x400`` and back, with one-line errors for shapes no
 problem can have.  Its own module because most of the tree needs shapes and nothing
-else of the read path (:mod:`benchdb.query`)."""
+else of the read path (:mod:`benchdb.db.measurements`)."""
 
 from __future__ import annotations
 

@@ -63,8 +63,8 @@ from benchdb.kernels import get_benchmark
 
 from benchdb.app.decomposition import Decomposition
 from benchdb.app.inputs import comm_params
-from benchdb.app.measured_runs import app_run_summary, app_runs
 from benchdb.app.model import AppCase, ModelOptions, predict_app
+from benchdb.db.app_runs import app_run_summary, app_runs
 from benchdb.db.engine import open_database
 from benchdb.machine import detect_machine
 

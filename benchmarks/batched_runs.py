@@ -16,7 +16,7 @@ import argparse
 from benchdb.collectors.app.collect import AppRunRequest, run_app, run_cases
 
 from benchdb.app.decomposition import parse_decomposition
-from benchdb.app.measured_runs import app_run_summary
+from benchdb.db.app_runs import app_run_summary
 from benchdb.db.engine import open_database
 
 

@@ -28,8 +28,8 @@ from benchdb.collectors.app.exchanges import (
 )
 
 from benchdb.app.decomposition import decompositions
-from benchdb.app.measured_runs import app_run_summary
 from benchdb.app.model import AppCase
+from benchdb.db.app_runs import app_run_summary
 from benchdb.db.engine import open_database
 
 LONG_SECONDS = 2.0  # about one validation run

@@ -70,6 +70,7 @@ from benchdb.kernels.registry import BUILTIN
 from heldout_common import Stats, measured, pass_times
 
 from benchdb.db.engine import Database, open_database
+from benchdb.db.measurements import measurements_frame
 from benchdb.errors import UserError
 from benchdb.machine import detect_machine
 from benchdb.predict.basis import rate_basis
@@ -77,7 +78,6 @@ from benchdb.predict.lookup import prepare_lookup
 from benchdb.predict.methods import METHODS
 from benchdb.predict.noise import AgainstNoise, NoiseBasis, RepeatNoise
 from benchdb.predict.predictions import predict
-from benchdb.query import measurements_frame
 from benchdb.shapes import parse_shape, shape_key
 
 ISSUE_SHAPES = (

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchdb.db.engine import open_database
+from benchdb.db.measurements import measurements_frame
 from benchdb.predict.noise import pass_medians
-from benchdb.query import measurements_frame
 from benchdb.shapes import shape_key
 
 

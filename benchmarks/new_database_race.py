@@ -28,7 +28,7 @@ PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 
 def _worker(url: str, barrier, out) -> None:  # type: ignore[no-untyped-def]
     from benchdb.db.engine import open_database
-    from benchdb.runs import finish_run, start_run
+    from benchdb.db.runs import finish_run, start_run
 
     barrier.wait()
     try:

@@ -23,10 +23,10 @@ from benchdb.collectors.app.populated import calibrate_populated
 
 from benchdb.app.context import LoopContext
 from benchdb.app.decomposition import decompositions
-from benchdb.app.measured_runs import app_run_summary
 from benchdb.app.model import AppCase
+from benchdb.db.app_runs import app_run_summary
 from benchdb.db.engine import open_database
-from benchdb.query import measurements_frame
+from benchdb.db.measurements import measurements_frame
 from benchdb.shapes import shape_key
 
 

@@ -54,9 +54,9 @@ from benchdb.kernels.spec import ProgramSpec
 
 from benchdb.app.decomposition import parse_decomposition
 from benchdb.app.inputs import comm_params
-from benchdb.app.measured_runs import app_run_summary, app_runs
 from benchdb.app.model import AppCase, ModelOptions, predict_app
 from benchdb.app.program_app import load_program, program_application, program_case
+from benchdb.db.app_runs import app_run_summary, app_runs
 from benchdb.db.engine import Database, open_database
 from benchdb.errors import UserError
 from benchdb.shapes import parse_shape

@@ -29,8 +29,9 @@ from benchdb.collectors.timing import PointTiming, calibrate
 from benchdb.kernels import get_benchmark
 
 from benchdb.db.engine import Database
+from benchdb.db.point_rows import add_points
 from benchdb.db.repo import register_kernel
-from benchdb.runs import finish_run, start_run
+from benchdb.db.runs import finish_run, start_run
 
 
 class RealRuns:
@@ -67,8 +68,11 @@ class RealRuns:
         point = Point(benchmark, shape, "float64", 1, bench.footprint_bytes(shape, "float64"))
         with self.db.session() as s:
             kernels = {k.name: (register_kernel(s, k).id, k) for k in bench.kernels}
-            s.add_all(
-                measurement_rows(run_id, point, bench.kernel_points(shape), timing, "none", kernels)
+            add_points(
+                s,
+                measurement_rows(
+                    run_id, point, bench.kernel_points(shape), timing, "none", kernels
+                ),
             )
 
     def measure(self, benchmark: str, shape: tuple[int, ...], runs: Mapping[int, float]) -> None:

@@ -26,7 +26,7 @@ from benchdb.collectors.timing import time_point
 from benchdb.kernels import get_benchmark
 
 from benchdb.app.decomposition import Decomposition
-from benchdb.app.measured_runs import app_run_summary
+from benchdb.db.app_runs import app_run_summary
 from benchdb.db.engine import open_database
 
 

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from benchdb.app.context import FULLSTEP, PROGRAM
-from benchdb.db.models import Measurement
+from benchdb.db.point_rows import PointRow
 from benchdb.evidence import (
     Evidence,
     from_columns,
@@ -72,7 +72,7 @@ def _rate(per_point: float, points: int, seconds: float) -> float | None:
     return per_point * points / seconds if per_point > 0 and seconds > 0 else None
 
 
-def _reasons(row: Measurement) -> list[str]:
+def _reasons(row: PointRow) -> list[str]:
     return [f for f in row.flags or [] if f not in STATISTICS_FLAGS]
 
 
@@ -91,13 +91,13 @@ class _Taken:
         return not self.unpaired and (self.evidence is None or not self.evidence.disturbed)
 
 
-def _kept_passes(row: Measurement) -> list[int]:
+def _kept_passes(row: PointRow) -> list[int]:
     """The pass of each of ``row.samples`` (:func:`~benchdb.predict.noise.pass_sizes`)."""
     sizes = pass_sizes(len(row.samples or []), row.passes or 1, row.pass_counts)
     return [i for i, c in enumerate(sizes) for _ in range(c)]
 
 
-def _taken(row: Measurement) -> list[_Taken]:
+def _taken(row: PointRow) -> list[_Taken]:
     """Every sample the row holds, kept or set aside."""
     samples = list(row.samples or [])
     kept = zip(
@@ -128,9 +128,7 @@ def _unpaired(taken: list[_Taken]) -> dict[str, list[bool]]:
     return {"unpaired": [t.unpaired for t in taken]} if any(t.unpaired for t in taken) else {}
 
 
-def _summarise_into(
-    row: Measurement, taken: list[_Taken], info: KernelInfo, wanted: int = 0
-) -> None:
+def _summarise_into(row: PointRow, taken: list[_Taken], info: KernelInfo, wanted: int = 0) -> None:
     """Set ``row``'s samples, statistics, rates, validity and flags from ``taken``: the
     clean samples when there are any; ``disturbed`` when fewer than ``wanted`` are."""
     reasons = _reasons(row)
@@ -187,10 +185,10 @@ def new_row(
     kernel_id: int,
     placement: str,
     context: str | None = None,
-) -> Measurement:
+) -> PointRow:
     """An empty row of one kernel at ``point`` (no pass recorded yet); ``context``: the
     timing context, where not the kernel's own (a populated node's curves)."""
-    return Measurement(
+    return PointRow(
         run_id=run_id,
         kernel_id=kernel_id,
         shape=list(point.shape),
@@ -220,7 +218,7 @@ def measurement_rows(
     placement: str,
     kernels: Mapping[str, tuple[int, KernelInfo]],
     context: str | None = None,
-) -> list[Measurement]:
+) -> list[PointRow]:
     """One row per kernel timed at ``point`` (its first pass); ``points``: points per
     repetition by kernel; ``kernels``: name -> (id, info); ``context``: see :func:`new_row`."""
     rows = []
@@ -240,7 +238,7 @@ def failed_rows(
     placement: str,
     kernels: Mapping[str, tuple[int, KernelInfo]],
     context: str | None = None,
-) -> list[Measurement]:
+) -> list[PointRow]:
     """Rows for ``point``'s kernels when its first pass failed: invalid, with ``reason``."""
     rows = []
     for name, n in points.items():
@@ -252,7 +250,7 @@ def failed_rows(
 
 
 def add_pass(
-    row: Measurement, timing: PointTiming, kernels: Mapping[str, tuple[int, KernelInfo]]
+    row: PointRow, timing: PointTiming, kernels: Mapping[str, tuple[int, KernelInfo]]
 ) -> None:
     """Add a pass's samples of ``row``'s kernel; statistics over all passes.
 
@@ -274,9 +272,7 @@ def add_pass(
     row.passes += 1
 
 
-def add_failure(
-    row: Measurement, reason: str, kernels: Mapping[str, tuple[int, KernelInfo]]
-) -> None:
+def add_failure(row: PointRow, reason: str, kernels: Mapping[str, tuple[int, KernelInfo]]) -> None:
     """Record a pass of ``row``'s point that could not be measured: the point is invalid."""
     _, info = _kernel(row, kernels)
     row.flags = [*(row.flags or []), f"failed: pass {row.passes + 1}: {reason}"]
@@ -284,7 +280,5 @@ def add_failure(
     row.passes += 1
 
 
-def _kernel(
-    row: Measurement, kernels: Mapping[str, tuple[int, KernelInfo]]
-) -> tuple[str, KernelInfo]:
+def _kernel(row: PointRow, kernels: Mapping[str, tuple[int, KernelInfo]]) -> tuple[str, KernelInfo]:
     return next((n, info) for n, (kid, info) in kernels.items() if kid == row.kernel_id)

@@ -25,24 +25,25 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from benchdb.db import resume
 from benchdb.db.engine import Database
-from benchdb.db.models import RunStatus
+from benchdb.db.measurements import machine_rows, registered_ids
 from benchdb.db.repo import kernel_version
+from benchdb.db.runs import REFINE_MODE
+from benchdb.db.runstate import RunStatus
 from benchdb.errors import UserError
 from benchdb.predict.basis import rate_basis
 from benchdb.predict.curve import build_curve
 from benchdb.predict.lookup import Lookup, bare_lookup
 from benchdb.predict.methods import METHODS
 from benchdb.predict.refinement import Gap, gaps
-from benchdb.predict.source import machine_rows, resolve_machine_caches, select_rows
-from benchdb.query import registered_ids
-from benchdb.runs import REFINE_MODE
+from benchdb.predict.source import resolve_machine_caches, select_rows
 from benchdb.shapes import shape_key
 
 from ..kernels import Benchmark
 from ..kernels.api import Shape
 from ..kernels.registry import Catalog
-from . import resume, sizes
+from . import sizes
 from .plan import (
     DEFAULT_PASSES,
     DEFAULT_SAMPLE_TIME,

@@ -5,7 +5,7 @@ passes (see :data:`.plan.DEFAULT_PASSES`), that the run does not already hold
 and commits each point's pass in its own transaction (docs/design.md: an
 interrupted sweep loses at most the point in flight).  It continues an
 unfinished run of the same sweep when there is one (see
-:mod:`.resume`), otherwise it starts a new run.
+:mod:`benchdb.db.resume`), otherwise it starts a new run.
 
 ``time_budget``: no new point starts once the budget is spent (the point in
 flight finishes, so the sweep may overrun by one point), nor, given
@@ -27,21 +27,20 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import select
-
+from benchdb.db import resume
 from benchdb.db.engine import Database
-from benchdb.db.models import Measurement, RunStatus
+from benchdb.db.point_rows import PointRow, add_points, change_points
 from benchdb.db.repo import register_environment, register_kernel, register_machine
+from benchdb.db.runs import run_lifecycle, start_run
+from benchdb.db.runstate import RunStatus
 from benchdb.environment import EnvironmentInfo, detect_environment
 from benchdb.errors import UserError
 from benchdb.machine import MachineInfo, detect_machine
-from benchdb.runs import run_lifecycle, start_run
 from benchdb.shapes import shape_key
 
 from ..kernels import KernelInfo
 from ..kernels.api import KernelError, PointFailure, Verification
 from ..kernels.jit import OPTIONS
-from . import resume
 from .pinning import pinned, start_numba_threads
 from .plan import Point, SweepPlan
 from .record import add_failure, add_pass, failed_rows, measurement_rows
@@ -167,30 +166,32 @@ def measure_point(
             del prepared  # free the arrays before the next point allocates
         except PointFailure as exc:
             failure = exc.reason
+    name_of = {kid: name for name, (kid, _) in kernels.items()}
+
+    def another_pass(row: PointRow) -> None:
+        if failure is not None:
+            add_failure(row, failure, kernels)
+        elif timing is not None and name_of[row.kernel_id] in timing.samples:
+            add_pass(row, timing, kernels)
+
     with db.session() as s:
         if pass_index == 0:
-            s.add_all(
+            add_points(
+                s,
                 failed_rows(run_id, point, points, failure, placement, kernels, context)
                 if failure is not None
-                else measurement_rows(run_id, point, points, timing, placement, kernels, context)
+                else measurement_rows(run_id, point, points, timing, placement, kernels, context),
             )
             return
-        ids = [kernels[k.name][0] for k in bench.kernels]
-        rows = s.scalars(
-            select(Measurement).where(
-                Measurement.run_id == run_id,
-                Measurement.kernel_id.in_(ids),
-                Measurement.shape_key == shape_key(point.shape),
-                Measurement.threads == point.threads,
-                Measurement.precision == point.precision,
-            )
+        change_points(
+            s,
+            run_id=run_id,
+            kernel_ids=[kernels[k.name][0] for k in bench.kernels],
+            shape_key=shape_key(point.shape),
+            threads=point.threads,
+            precision=point.precision,
+            change=another_pass,
         )
-        name_of = {kid: name for name, (kid, _) in kernels.items()}
-        for row in rows:
-            if failure is not None:
-                add_failure(row, failure, kernels)
-            elif timing is not None and name_of[row.kernel_id] in timing.samples:
-                add_pass(row, timing, kernels)
 
 
 def run_sweep(

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from benchdb.db.models import Run
-from benchdb.runs import is_stale
+from benchdb.db.runs import is_stale
 
 
 def _run(pid: int, **config: str) -> Run:

@@ -12,7 +12,7 @@ own shallow-water model, or a user's program described by its spec.
   halo exchanges and reductions from the communication model;
 * :mod:`.scenario` -- enumerate and rank decompositions and rank counts;
 * :mod:`.energy` -- RAPL counters, or a power model, for energy to solution;
-* :mod:`.measured_runs` -- the measured runs (``app_run`` rows) as DataFrames.
+* the measured runs (``app_run`` rows) are stored and read by :mod:`benchdb.db.app_runs`.
 
 Nothing here imports numba or the collectors.
 """

@@ -102,7 +102,7 @@ def measured_exchanges(
     runs: Sequence[dict[str, Any]], ranks: int, precision: str, geometry: Geometry = SHALLOW
 ) -> MeasuredExchanges | None:
     """The table from one application's run summaries
-    (:func:`benchdb.app.measured_runs.app_runs`) tagged :data:`CALIBRATION_TAG` with
+    (:func:`benchdb.db.app_runs.app_runs`) tagged :data:`CALIBRATION_TAG` with
     ``ranks`` ranks, by local footprint under ``geometry``; None if there are none."""
     mine = [
         r

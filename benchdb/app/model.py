@@ -381,8 +381,8 @@ def _measured_tables(
     """The measured-exchange table per (ranks, precision) the cases need, if any."""
     if not (app.calibrated and options.uses_measured_exchanges):
         return {}
+    from ..db.app_runs import app_runs
     from ..predict.source import resolve_machine_caches
-    from .measured_runs import app_runs
 
     hosts = set(resolve_machine_caches(db, options.machine, options.host).scope.host_ids)
     runs = [r for r in app_runs(db, application=app.name) if r["machine_id"] in hosts]

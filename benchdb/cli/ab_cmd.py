@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..db.runstate import RunStatus
 from ..errors import UserError
-from ..runs import RunStatus
 from ..units import fmt_bytes, fmt_change, fmt_interval, fmt_seconds
 from ..verdicts import MOVED, Verdict
 from .common import DbOption, JsonOption, console, err_console, open_db, print_json, print_table

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..db.runs import ADVISE_MODE
 from ..errors import UserError
-from ..runs import ADVISE_MODE
 from ..units import fmt_seconds
 from .common import (
     DbOption,
@@ -188,7 +188,7 @@ def _measure(
     """Time ``shapes`` in one interleaved sweep; (run id, median time of ``kernel`` by
     shape key, valid measurements only)."""
     from ..collectors.sweep import SweepObserver, detect_context, run_sweep, verify_plan
-    from ..query import measurements_frame
+    from ..db.measurements import measurements_frame
     from .collect_cmd import ProgressObserver
 
     plan = _plan(kernel, shapes, threads, precision)

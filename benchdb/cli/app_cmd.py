@@ -206,7 +206,7 @@ def run_cmd(
             output = program_run.execute_program_run(planned)
         database = open_db(db, create=True)
         app_run_id = program_run.store_program_run(database, planned, output)
-    from ..app.measured_runs import app_run_summary
+    from ..db.app_runs import app_run_summary
 
     summary = app_run_summary(database, app_run_id)
     if as_json:

@@ -197,7 +197,7 @@ class WhatIf:
 
     def cores(self, db: Database) -> int:
         """Cores of the node class whose loop data is used (energy of idle cores)."""
-        from ..scope import resolve_scope
+        from ..db.scope import resolve_scope
 
         with db.reading() as s:
             return resolve_scope(s, self.machine, self.host).cores

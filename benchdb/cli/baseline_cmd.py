@@ -6,8 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..regress import set_baseline, show_baselines
-from ..regress.baseline import clean_reason
+from ..db.baseline import clean_reason, set_baseline, show_baselines
 from .common import (
     DbOption,
     HostOption,

@@ -24,11 +24,11 @@ from rich.progress import (
 )
 
 from ..collectors.estimate import estimate, measure_rates, pass_seconds
+from ..db.measurements import measurements_frame
+from ..db.runstate import RunStatus
 from ..errors import UserError
 from ..evidence import set_aside_count
 from ..machine import detect_machine
-from ..query import measurements_frame
-from ..runs import RunStatus
 from ..shapes import shape_key
 from ..units import fmt_bytes, fmt_seconds
 from .common import DbOption, JsonOption, err_console, open_db, print_json, print_table
@@ -374,8 +374,8 @@ def collect(
       benchdb collect --plugin my_kernels.py --sizes 64x64,512x512
     """
     from ..collectors import plan as planning
-    from ..collectors import resume as resuming
     from ..collectors.sweep import SweepObserver, detect_context, run_sweep, verify_plan
+    from ..db import resume as resuming
 
     started = time.monotonic()  # the budget counts the checks and compilation too
     machine = detect_machine()

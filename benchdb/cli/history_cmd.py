@@ -6,8 +6,8 @@ from typing import Annotated, Any
 
 import typer
 
+from ..db.baseline import baseline_changes
 from ..regress import DETECTORS, get_detector, kernel_history
-from ..regress.baseline import baseline_changes
 from ..regress.detectors.detector import DEFAULT_MIN_CHANGE
 from ..regress.detectors.zscore import Z_THRESHOLD
 from ..units import fmt_bytes, fmt_seconds

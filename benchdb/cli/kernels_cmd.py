@@ -42,11 +42,11 @@ def kernels(
 
       benchdb kernels --host node17
     """
+    from ..db.scope import Scope, read_scope
     from ..kernel_defs import kernel_summaries
     from ..kernels.api import KernelError
     from ..kernels.registry import BUILTIN
     from ..kernels.sources import installed_plugins, load_entry_point
-    from ..scope import Scope, read_scope
 
     available = BUILTIN.kernels()
     for ep in installed_plugins():

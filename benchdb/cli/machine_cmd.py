@@ -124,7 +124,7 @@ def list_(db: DbOption = None, as_json: JsonOption = False) -> None:
 
         benchdb machine list --json
     """
-    from ..scope import node_classes
+    from ..db.scope import node_classes
 
     classes = node_classes(open_db(db))
     if as_json:

@@ -9,12 +9,12 @@ import typer
 
 from ..bounds import parse_run_id
 from ..db.engine import Database
+from ..db.measurements import kernel_names, measurements_frame
+from ..db.runs import run_exists
+from ..db.scope import read_scope
+from ..db.transfer import frame_records
 from ..errors import UserError
 from ..evidence import lost_share, set_aside_count
-from ..query import kernel_names, measurements_frame
-from ..runs import run_exists
-from ..scope import read_scope
-from ..transfer import frame_records
 from ..units import fmt_bytes, fmt_rate, fmt_seconds
 from .common import (
     DbOption,

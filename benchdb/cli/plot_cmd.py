@@ -129,9 +129,10 @@ def roofline(
     import numpy as np
 
     from .. import figures
+    from ..db.measurements import machine_rows
     from ..predict.baselines import BASELINES, roofline
     from ..predict.machine_data import machine_data
-    from ..predict.source import machine_rows, resolve_machine_caches
+    from ..predict.source import resolve_machine_caches
 
     figures.check_output(out)
     database = open_db(db)

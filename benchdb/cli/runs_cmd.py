@@ -6,8 +6,9 @@ from typing import Annotated
 
 import typer
 
+from ..db.runs import stored_runs
+from ..db.runstate import RUN_STATUSES
 from ..errors import UserError
-from ..runs import RUN_STATUSES, stored_runs
 from .common import DbOption, HostOption, JsonOption, open_db, print_json, print_table
 from .groups import HelpGroup
 

@@ -7,9 +7,8 @@ from typing import Annotated
 
 import typer
 
-from ..outputs import check_out_file, writing_out
-from ..scope import read_scope
-from ..transfer import (
+from ..db.scope import read_scope
+from ..db.transfer import (
     bundle_from_db,
     check_bundle,
     format_of,
@@ -17,6 +16,7 @@ from ..transfer import (
     load_source,
     write_bundle,
 )
+from ..outputs import check_out_file, writing_out
 from .common import DbOption, JsonOption, open_db, print_json, print_table
 from .measurements_cmd import check_kernels, parse_run, split
 

@@ -2,7 +2,7 @@
 
 ``fit_models`` reads the ``comm_measurement`` rows of one run (by default the
 latest complete ``comm`` run of the node class, or of one host with ``--host``:
-:mod:`benchdb.scope`) and stores one ``model`` row per fitted model, of the
+:mod:`benchdb.db.scope`) and stores one ``model`` row per fitted model, of the
 class and of the run's host:
 
 * ``comm.postal``, subject = placement: the piecewise postal fit of the
@@ -20,81 +20,35 @@ class and of the run's host:
 ``data_hash`` is the content hash of the input rows, so fitting unchanged data
 again stores nothing new.  :func:`load_params` turns the newest models of a
 node class (or of the runs of one host) into :class:`~.params.CommParams` for
-prediction.
+prediction.  The rows are read and written by :mod:`benchdb.db.comm_models`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 import pandas as pd
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
+from ..db.comm_models import (
+    FittedModel,
+    StoredModel,
+    comm_frame,
+    comm_models,
+    latest_run,
+    store_models,
+)
 from ..db.engine import Database
-from ..db.models import CommMeasurement, Model, Run, RunStatus
+from ..db.run_records import RunRecord
+from ..db.scope import Scope
 from ..errors import UserError
 from ..hashing import content_hash
-from ..scope import Scope, resolve_scope
 from .allreduce_model import AllreduceModel
 from .maxrate import MaxRateRegime, fit_regime
 from .params import CommParams
 from .postal import PiecewisePostal, fit_piecewise
 
-COLUMNS = [
-    "id", "run_id", "benchmark", "ranks", "nodes", "pairs", "placement", "message_bytes",
-    "params_key", "params", "repetitions", "samples", "t_min", "t_median", "t_iqr", "t_cv",
-    "flags",
-]  # fmt: skip
-
-
-def comm_frame(db: Database, run_id: int) -> pd.DataFrame:
-    """Every point of one run, one row each (SI units)."""
-    with db.session() as s:
-        rows = s.scalars(
-            select(CommMeasurement)
-            .where(CommMeasurement.run_id == run_id)
-            .order_by(CommMeasurement.id)
-        ).all()
-        return pd.DataFrame([{c: getattr(r, c) for c in COLUMNS} for r in rows], columns=COLUMNS)
-
-
-def latest_run(
-    db: Database, machine: str | None, run_id: int | None = None, host: str | None = None
-) -> tuple[Scope, Run]:
-    """The scope and its newest complete ``comm`` run (or run ``run_id``)."""
-    with db.reading() as s:
-        scope = resolve_scope(s, machine, host)
-        stmt = select(Run).where(scope.runs(), Run.kind == "comm")
-        if run_id is not None:
-            run = s.scalars(stmt.where(Run.id == run_id)).first()
-            if run is None:
-                raise UserError(f"run {run_id} is not a comm run of {scope.label}")
-        else:
-            run = s.scalars(
-                stmt.where(Run.status == RunStatus.COMPLETE).order_by(Run.id.desc())
-            ).first()
-            if run is None:
-                raise UserError(
-                    f"{scope.label} has no communication data; run "
-                    "`benchdb comm collect --ranks 2` first, or predict with --machine-file"
-                )
-        return scope, run
-
 
 def _input_hash(frame: pd.DataFrame) -> str:
     keep = ["benchmark", "ranks", "pairs", "placement", "message_bytes", "params_key", "samples"]
     return content_hash(frame[keep].to_dict(orient="records"))
-
-
-@dataclass(frozen=True)
-class FittedModel:
-    kind: str
-    subject: str
-    params: dict[str, Any]
-    accuracy: dict[str, Any]
-    data_hash: str
 
 
 def fit_frame(frame: pd.DataFrame) -> list[FittedModel]:
@@ -153,8 +107,8 @@ def fit_frame(frame: pd.DataFrame) -> list[FittedModel]:
 
 def fit_models(
     db: Database, machine: str | None = None, run_id: int | None = None, host: str | None = None
-) -> tuple[Scope, Run, list[Model]]:
-    """Fit and store (idempotently) every model of the run; returns the model rows."""
+) -> tuple[Scope, RunRecord, list[StoredModel]]:
+    """Fit and store (idempotently) every model of the run; returns the models as stored."""
     scope, run = latest_run(db, machine, run_id, host)
     frame = comm_frame(db, run.id)
     if not (frame.benchmark == "pingpong").any():
@@ -162,60 +116,23 @@ def fit_models(
             f"run {run.id} has no ping-pong data to fit; collect with "
             "`benchdb comm collect --benchmarks pingpong`"
         )
-    fitted = fit_frame(frame)
-    rows = []
-    with db.session() as s:
-        for f in fitted:
-            key = dict(
-                kind=f.kind,
-                subject=f.subject,
-                node_class_id=scope.node_class_id,
-                data_hash=f.data_hash,
-            )
-            row = s.scalars(select(Model).filter_by(**key)).first()
-            if row is None:
-                row = Model(
-                    **key,
-                    machine_id=run.machine_id,
-                    environment_id=run.environment_id,
-                    params=f.params,
-                    selector={"run_id": run.id, "benchmarks": sorted(set(frame.benchmark))},
-                    accuracy=f.accuracy,
-                )
-                s.add(row)
-                s.flush()
-            rows.append(row)
-    return scope, run, rows
-
-
-def _comm_models(
-    session: Session, scope: Scope, kinds: tuple[str, ...] | None = None
-) -> list[Model]:
-    """The communication models of ``scope``, oldest first: the class's, or those fitted
-    on the runs of its one host."""
-    stmt = select(Model).where(Model.node_class_id == scope.node_class_id)
-    if scope.host_id is not None:
-        stmt = stmt.where(Model.machine_id == scope.host_id)
-    kind = Model.kind.in_(kinds) if kinds else Model.kind.startswith("comm.")
-    return list(session.scalars(stmt.where(kind).order_by(Model.id)))
+    selector = {"run_id": run.id, "benchmarks": sorted(set(frame.benchmark))}
+    return scope, run, store_models(db, scope, run, fit_frame(frame), selector)
 
 
 def fit_accuracy(
     db: Database, machine: str | None = None, host: str | None = None
 ) -> dict[tuple[str, str], dict]:
     """Fit accuracy of the newest postal and exchange models, by (kind, placement)."""
-    with db.reading() as s:
-        scope = resolve_scope(s, machine, host)
-        rows = _comm_models(s, scope, ("comm.postal", "comm.exchange"))
-        return {(r.kind, r.subject): r.accuracy for r in rows}
+    _, models = comm_models(db, machine, host, ("comm.postal", "comm.exchange"))
+    return {(m.kind, m.subject): m.accuracy for m in models}
 
 
 def load_params(db: Database, machine: str | None = None, host: str | None = None) -> CommParams:
     """The newest fitted models of a node class (or of one host's runs) as parameters."""
-    with db.reading() as s:
-        scope = resolve_scope(s, machine, host)
-        newest = {(r.kind, r.subject): r for r in _comm_models(s, scope)}
-        name = scope.label
+    scope, models = comm_models(db, machine, host)
+    newest = {(m.kind, m.subject): m for m in models}
+    name = scope.label
     postal = {
         subj: PiecewisePostal.from_dict(r.params)
         for (kind, subj), r in newest.items()

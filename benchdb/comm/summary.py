@@ -16,11 +16,12 @@ from typing import Any
 
 import pandas as pd
 
+from ..db.comm_models import comm_frame, latest_run
 from ..db.engine import Database
 from ..units import fmt_bytes, fmt_seconds
 from .halo_validation import halo_validation
 from .params import CommParams
-from .store import comm_frame, fit_accuracy, latest_run, load_params
+from .store import fit_accuracy, load_params
 
 REGIME_COLUMNS: list[tuple[str, str, Callable[[Any], str] | None]] = [
     ("model", "model", None),

@@ -1,4 +1,5 @@
-"""The relational data layer: ORM entities, engine, migrations, repositories."""
+"""The relational data layer: ORM entities, engine, migrations, repositories, and every
+query on the entities (docs/design.md "Layout and dependency direction")."""
 
 from .engine import Database, open_database, resolve_url
 from .models import (

@@ -10,8 +10,7 @@ no difference.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from enum import StrEnum
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -29,6 +28,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from .runstate import RunStatus, utcnow
+
 NAMING = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_name)s",
@@ -38,26 +39,10 @@ NAMING = {
 }
 
 
-class RunStatus(StrEnum):
-    """The states a run is in (``run.status``)."""
-
-    RUNNING = "running"
-    COMPLETE = "complete"
-    INTERRUPTED = "interrupted"  # Ctrl-C, SIGTERM, a time budget, or its process gone
-    FAILED = "failed"
-
-
-RUN_STATUSES = tuple(RunStatus)
-
 # The alembic revision that creates exactly this metadata.  Opening a database
 # already at this revision needs no alembic import (a fast `benchdb predict`);
 # tests/db/test_migrations.py fails if a new revision forgets to bump it.
 SCHEMA_HEAD = "0010"
-
-
-def utcnow() -> datetime:
-    """Timezone-aware now; stored as UTC."""
-    return datetime.now(UTC)
 
 
 class Base(DeclarativeBase):

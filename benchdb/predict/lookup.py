@@ -46,15 +46,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..db.fit_cache import cached_fit
+from ..db.measurements import machine_rows
 from ..errors import UserError
 from . import aspect
 from .answers import Answers
 from .basis import Blocks, RateBasis, rate_basis
 from .curve import Curve, PointMemo, build_curve
-from .fit_cache import cached_fit
 from .methods import METHODS, Method
 from .same_rows import SameRowCurves
-from .source import Selection, machine_rows, resolve_machine_caches, select_rows
+from .source import Selection, resolve_machine_caches, select_rows
 
 if TYPE_CHECKING:
     from ..db.engine import Database

@@ -1,13 +1,14 @@
-"""Reading the measured points a prediction rests on, and choosing which.
+"""Choosing the measured points a prediction rests on.
 
-This is a narrow projection of the columns :func:`benchdb.query.measurements_frame`
-returns (same joins, same meaning), built without pandas: ``benchdb predict``
+They are read by :func:`benchdb.db.measurements.machine_rows`, a narrow projection of the
+columns :func:`~benchdb.db.measurements.measurements_frame` returns (same joins, same
+meaning), built without pandas: ``benchdb predict``
 must answer from a cold start in under a second, and importing pandas alone
 costs about half of that on the reference machine.  Analyses that want a
 DataFrame (``benchdb validate``, plots, notebooks) use ``measurements_frame``.
 
 Which data (docs/design.md "Models"): one node class -- all its hosts, or the
-one of ``--host`` (:mod:`benchdb.scope`) -- one environment, one kernel
+one of ``--host`` (:mod:`benchdb.db.scope`) -- one environment, one kernel
 version, thread count, precision and timing context.  By default the kernel
 version is the newest one measured on the class (a user's changed code is
 a new version, never mixed with the old), the environment the newest one
@@ -25,13 +26,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
-
 from ..db.engine import Database
-from ..db.models import Kernel, Measurement, Run
+from ..db.scope import Scope, read_scope
 from ..errors import UserError
-from ..scope import Scope, read_scope
-from ..validity import valid_problem
 from .basis import benchmark_of
 
 CONTEXT_PREFERENCE = ("fullstep", "isolated")
@@ -102,59 +99,6 @@ def resolve_machine_caches(
 ) -> MachineCaches:
     """The node class of ``--machine`` (or this machine's), or the one ``--host``."""
     return MachineCaches.of(read_scope(db, machine, host))
-
-
-def machine_rows(
-    db: Database,
-    scope: Scope,
-    *,
-    kernels: Sequence[str] | None = None,
-    precision: str | None = None,
-) -> list[dict[str, Any]]:
-    """Every measurement of ``scope`` (optionally some kernels / one precision)."""
-    stmt = (
-        select(
-            Measurement.id,
-            Measurement.run_id,
-            Run.environment_id,
-            Run.started_at,
-            Run.tags,
-            Kernel.name,
-            Kernel.version,
-            Measurement.shape,
-            Measurement.shape_key,
-            Measurement.points,
-            Measurement.footprint_bytes,
-            Measurement.threads,
-            Measurement.precision,
-            Measurement.context,
-            Measurement.samples,
-            Measurement.passes,
-            Measurement.pass_counts,
-            Measurement.t_median,
-            Measurement.valid,
-            Measurement.flags,
-        )
-        .join(Run, Measurement.run_id == Run.id)
-        .join(Kernel, Measurement.kernel_id == Kernel.id)
-        .where(scope.runs())
-        .order_by(Measurement.id)
-    )
-    if kernels:
-        stmt = stmt.where(Kernel.name.in_(list(kernels)))
-    if precision is not None:
-        stmt = stmt.where(Measurement.precision == precision)
-    keys = [
-        "measurement_id", "run_id", "environment_id", "run_started_at", "run_tags", "kernel",
-        "kernel_version", "shape", "shape_key", "points", "footprint_bytes", "threads",
-        "precision", "context", "samples", "passes", "pass_counts", "t_median", "valid",
-        "flags",
-    ]  # fmt: skip
-    with db.reading() as s:
-        rows = [dict(zip(keys, row, strict=True)) for row in s.execute(stmt)]
-    for r in rows:  # one an older import let in is counted invalid, never used
-        r["valid"] = r["valid"] and valid_problem(r) is None
-    return rows
 
 
 def _newest(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..db.measurements import machine_rows
 from ..errors import UserError
 from .basis import RateBasis, rate_basis
 from .curve import build_curve
-from .source import machine_rows, resolve_machine_caches, select_rows
+from .source import resolve_machine_caches, select_rows
 
 if TYPE_CHECKING:
     from ..db.engine import Database

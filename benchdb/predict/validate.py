@@ -40,18 +40,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..db.fit_cache import cached_fit
+from ..db.measurements import machine_rows
 from ..errors import UserError
 from ..plugin_registry import check_names
 from . import aspect
 from .baselines import BASELINES
 from .basis import rate_basis
-from .fit_cache import cached_fit
 from .holdout import Checked, answer_path_loo, error_pct
 from .lookup import bare_lookup
 from .machine_data import KernelCurve, MachineData, machine_data
 from .methods import METHODS
 from .noise import AgainstNoise, RepeatNoise, repeat_noise, retest_noise
-from .source import MachineCaches, machine_rows, resolve_machine_caches
+from .source import MachineCaches, resolve_machine_caches
 
 if TYPE_CHECKING:
     from ..db.engine import Database

@@ -9,12 +9,11 @@
 * History: :func:`kernel_history` runs a pluggable change-point detector
   (:mod:`.detectors`: ``potts`` as in asv, ``zscore`` as in Conbench) over a
   kernel's series and names the run and environment change at each step.
-* Baselines: :func:`set_baseline` (with a reason), :func:`show_baselines`,
-  :func:`baseline_changes` (every reset and why).
+* Baselines: pinned in the data layer, :mod:`benchdb.db.baseline` (with a reason,
+  and every reset kept).
 """
 
 from .ab import DEFAULT_ALPHA, DEFAULT_THRESHOLD, PointComparison, compare_samples
-from .baseline import baseline_changes, set_baseline, show_baselines
 from .compare import RunComparison, compare_runs
 from .detectors import DETECTORS, Step, get_detector
 from .hierarchical import KernelChange, kernel_change
@@ -29,12 +28,9 @@ __all__ = [
     "RunComparison",
     "Series",
     "Step",
-    "baseline_changes",
     "compare_runs",
     "compare_samples",
     "get_detector",
     "kernel_change",
     "kernel_history",
-    "set_baseline",
-    "show_baselines",
 ]

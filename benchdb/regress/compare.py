@@ -55,17 +55,18 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
+from ..db.describe import machine_summary, run_summary
 from ..db.engine import Database
+from ..db.envdiff import environment_diff
+from ..db.measurements import measurements_frame
+from ..db.run_records import run_record
+from ..db.runref import resolve_runs
 from ..errors import UserError
-from ..query import measurements_frame
 from ..stats import UNSTEADY_FLAGS
 from ..verdicts import Verdict
 from .ab import DEFAULT_ALPHA, DEFAULT_THRESHOLD, VERDICTS, compare_samples
-from .describe import machine_summary, run_summary
-from .envdiff import environment_diff
 from .hierarchical import kernel_change
 from .replicates import MIN_PAIRS, RunScatter, charge, replicate_runs, run_scatter
-from .runref import resolve_runs
 
 POINT_KEY = ["kernel", "shape_key", "threads", "precision", "context"]
 RESULT_COLUMNS = [
@@ -313,7 +314,7 @@ def compare_runs(
         info_base, info_cont = run_summary(base), run_summary(cont)
         described = machine_summary(base.machine)
         env = environment_diff(base.environment, cont.environment)
-        history = replicate_runs(s, base, cont) if replicates else []
+        history = replicate_runs(s, run_record(base), run_record(cont)) if replicates else []
     frame = measurements_frame(db, run_ids=[base.id, cont.id], valid_only=True)
     a = frame[frame["run_id"] == base.id].set_index(POINT_KEY)
     b = frame[frame["run_id"] == cont.id].set_index(POINT_KEY)

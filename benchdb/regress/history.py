@@ -20,18 +20,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import select
 
+from ..db.baseline import baseline_changes
 from ..db.engine import Database
-from ..db.models import Environment, Kernel, Measurement, Run
+from ..db.envdiff import environments_diff
+from ..db.measurements import measured_kernels, measurements_frame
+from ..db.scope import resolve_scope
 from ..errors import UserError
-from ..query import measurements_frame
-from ..scope import Scope, resolve_scope
 from ..shapes import parse_shape, shape_key
-from .baseline import baseline_changes
 from .compare import POINT_KEY, version_change
 from .detectors import Detector, get_detector
-from .envdiff import environment_diff
 
 SERIES_COLUMNS = [
     "run_id",
@@ -72,19 +70,6 @@ class Series:
         }
 
 
-def _known_kernels(db: Database, scope: Scope) -> list[str]:
-    with db.reading() as s:
-        stmt = (
-            select(Kernel.name)
-            .join(Measurement, Measurement.kernel_id == Kernel.id)
-            .join(Run, Measurement.run_id == Run.id)
-            .where(scope.runs())
-            .distinct()
-            .order_by(Kernel.name)
-        )
-        return list(s.scalars(stmt))
-
-
 def _reset_at(
     changes: list[dict[str, Any]], before: pd.Series, after: pd.Series
 ) -> dict[str, Any] | None:
@@ -99,24 +84,20 @@ def _step_details(
     db: Database, values: pd.DataFrame, steps: list[Any], changes: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     details = []
-    with db.session() as s:
-        for step in steps:
-            before, after = values.iloc[step.index - 1], values.iloc[step.index]
-            env_a = s.get(Environment, int(before["environment_id"]))
-            env_b = s.get(Environment, int(after["environment_id"]))
-            details.append(
-                {
-                    **step.to_dict(),
-                    "run_id": int(after["run_id"]),
-                    "run_tags": list(after["run_tags"]),
-                    "previous_run_id": int(before["run_id"]),
-                    "environment_diff": environment_diff(env_a, env_b),
-                    "version_change": version_change(
-                        before["kernel_version"], after["kernel_version"]
-                    ),
-                    "baseline_reset": _reset_at(changes, before, after),
-                }
-            )
+    for step in steps:
+        before, after = values.iloc[step.index - 1], values.iloc[step.index]
+        env = environments_diff(db, int(before["environment_id"]), int(after["environment_id"]))
+        details.append(
+            {
+                **step.to_dict(),
+                "run_id": int(after["run_id"]),
+                "run_tags": list(after["run_tags"]),
+                "previous_run_id": int(before["run_id"]),
+                "environment_diff": env,
+                "version_change": version_change(before["kernel_version"], after["kernel_version"]),
+                "baseline_reset": _reset_at(changes, before, after),
+            }
+        )
     return details
 
 
@@ -132,7 +113,7 @@ def kernel_history(
     host: str | None = None,
     detector: Detector | str = "potts",
 ) -> tuple[dict[str, Any], list[Series]]:
-    """The scope (:meth:`~benchdb.scope.Scope.to_dict`) and the series of ``kernel``
+    """The scope (:meth:`~benchdb.db.scope.Scope.to_dict`) and the series of ``kernel``
     matching the filters, steps detected.
 
     ``UserError`` (naming what exists) for an unknown kernel or shape, or
@@ -141,7 +122,7 @@ def kernel_history(
     found = get_detector(detector) if isinstance(detector, str) else detector
     with db.reading() as s:
         scope = resolve_scope(s, machine, host)
-    known = _known_kernels(db, scope)
+    known = measured_kernels(db, scope)
     if kernel not in known:
         raise UserError(
             f"no measurements of kernel {kernel!r} on {scope.label}; "

@@ -45,9 +45,9 @@ from itertools import pairwise
 import numpy as np
 
 from ..db.engine import Database
+from ..db.measurements import measurements_frame
 from ..evidence import LOST_FRACTION, from_columns
 from ..predict.noise import pass_sizes
-from ..query import measurements_frame
 from ..verdicts import MOVED, Flag, Verdict
 from .ab import DEFAULT_ALPHA
 from .compare import band_verdict

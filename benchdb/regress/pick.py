@@ -1,6 +1,6 @@
 """Which two runs a report compares: the newest kernel collection and a comparable baseline.
 
-A node class's runs are of several kinds (``Run.kind``): ``kernels``
+A node class's runs are of several kinds (``run.kind``): ``kernels``
 (``benchdb collect``), ``app-calibrate`` (``benchdb app calibrate``: shallow
 timed with busy neighbours), ``app``, ``comm``.  Only a comparison of two
 runs of the same kind and the same settings says something about the code:
@@ -27,18 +27,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
-
 from ..db.engine import Database
-from ..db.models import Baseline, Measurement, Run, RunStatus
+from ..db.run_records import RunRecord, measured_run_records, pinned_baseline, point_counts
+from ..db.runs import SUPPLEMENTS
+from ..db.runstate import RunStatus
+from ..db.scope import Scope, resolve_scope
 from ..errors import UserError
-from ..runs import SUPPLEMENTS
-from ..scope import Scope, resolve_scope
-from .runref import measured_runs
 
 COLLECTION = "kernels"
-"""The run kind of ``benchdb collect`` (collectors/resume.py ``RUN_KIND``)."""
+"""The run kind of ``benchdb collect`` (benchdb/db/resume.py ``RUN_KIND``)."""
 
 RUN_IDENTITY = ("uuid", "sweep_hash")
 """Config keys that identify one run, not what it measured."""
@@ -88,7 +85,7 @@ class RunPick:
     left_out: tuple[LeftOut, ...]
 
 
-def settings(run: Run) -> dict[str, Any]:
+def settings(run: RunRecord) -> dict[str, Any]:
     """What the run measured and how: kind and config without its identity (module docstring)."""
     config = {k: v for k, v in (run.config or {}).items() if k not in RUN_IDENTITY}
     if "sources" in config:
@@ -114,7 +111,7 @@ def settings_difference(a: Mapping[str, Any], b: Mapping[str, Any]) -> str:
     return ", ".join(words)
 
 
-def describe_settings(run: Run) -> str:
+def describe_settings(run: RunRecord) -> str:
     """A short account of a run's settings for a page: kind, mode, points, sampling."""
     config = run.config or {}
     parts = [KIND_NAMES.get(run.kind, run.kind)]
@@ -133,7 +130,7 @@ def describe_settings(run: Run) -> str:
     return "; ".join(parts)
 
 
-def _info(run: Run, measurements: int) -> RunInfo:
+def _info(run: RunRecord, measurements: int) -> RunInfo:
     return RunInfo(
         run_id=run.id,
         kind=run.kind,
@@ -146,17 +143,7 @@ def _info(run: Run, measurements: int) -> RunInfo:
     )
 
 
-def _point_counts(session: Session, scope: Scope) -> dict[int, int]:
-    stmt = (
-        select(Measurement.run_id, func.count())
-        .join(Run, Measurement.run_id == Run.id)
-        .where(scope.runs())
-        .group_by(Measurement.run_id)
-    )
-    return {int(r): int(n) for r, n in session.execute(stmt)}
-
-
-def _not_taken(run: Run, wanted: Mapping[str, Any]) -> str:
+def _not_taken(run: RunRecord, wanted: Mapping[str, Any]) -> str:
     """Why ``run`` cannot be compared with a collection of settings ``wanted`` ("" if it can)."""
     if run.kind != COLLECTION:
         return f"a {KIND_NAMES.get(run.kind, run.kind)}, not a kernel collection"
@@ -170,8 +157,8 @@ def _not_taken(run: Run, wanted: Mapping[str, Any]) -> str:
 
 
 def _baseline(
-    newest: Run, older: list[Run], pinned: Run | None, wanted: Mapping[str, Any]
-) -> tuple[Run | None, str]:
+    newest: RunRecord, older: list[RunRecord], pinned: RunRecord | None, wanted: Mapping[str, Any]
+) -> tuple[RunRecord | None, str]:
     """The baseline among ``older`` runs (newest first) and why (module docstring)."""
     if pinned is not None and pinned.id != newest.id and not _not_taken(pinned, wanted):
         return pinned, "the node class's pinned baseline (benchdb baseline set), same settings"
@@ -196,8 +183,8 @@ def pick_runs(db: Database, machine: str | None = None, host: str | None = None)
     """
     with db.reading() as s:
         scope = resolve_scope(s, machine, host)
-        runs = measured_runs(s, scope)
-        counts = _point_counts(s, scope)
+        runs = measured_run_records(s, scope)
+        counts = point_counts(s, scope)
         info = {r.id: _info(r, counts.get(r.id, 0)) for r in runs}
         at = next((i for i, r in enumerate(runs) if not _not_taken(r, settings(r))), None)
         if at is None:
@@ -208,8 +195,7 @@ def pick_runs(db: Database, machine: str | None = None, host: str | None = None)
             )
         newest, older = runs[at], runs[at + 1 :]
         wanted = settings(newest)
-        pinned_row = s.get(Baseline, scope.node_class_id)
-        pinned = s.get(Run, pinned_row.run_id) if pinned_row else None
+        pinned = pinned_baseline(s, scope.node_class_id)
         baseline, reason = _baseline(newest, older, pinned, wanted)
         skipped = runs[:at]
         if baseline is not None and (pinned is None or baseline.id != pinned.id):

@@ -44,12 +44,11 @@ from scipy.stats import t as student_t
 from sqlalchemy.orm import Session
 
 from ..db.engine import Database
-from ..db.models import Run
-from ..query import measurements_frame
-from ..scope import scope_of_run
+from ..db.measurements import measurements_frame
+from ..db.run_records import RunRecord, measured_run_records
+from ..db.scope import resolve_scope
 from .hierarchical import KernelChange
 from .pick import settings
-from .runref import measured_runs
 
 MAX_REPLICATES = 10
 """The newest replicate runs that count (9 consecutive pairs)."""
@@ -69,20 +68,22 @@ class RunScatter:
     pairs: int
 
 
-def replicate_runs(session: Session, baseline: Run, contender: Run) -> list[int]:
+def replicate_runs(session: Session, baseline: RunRecord, contender: RunRecord) -> list[int]:
     """Ids of the baseline's replicates (itself included), oldest first: never the contender,
     nor a run newer than both (it may hold the change under test again)."""
     wanted = settings(baseline)
     latest = max((baseline.started_at, baseline.id), (contender.started_at, contender.id))
     candidates = [
         run
-        for run in measured_runs(session, scope_of_run(session, baseline))
+        for run in measured_run_records(
+            session, resolve_scope(session, str(baseline.node_class_id))
+        )
         if run.id != contender.id
         and (run.started_at, run.id) <= latest
         and run.environment_id == baseline.environment_id
         and settings(run) == wanted
     ]
-    newest = candidates[:MAX_REPLICATES]  # measured_runs lists the newest first
+    newest = candidates[:MAX_REPLICATES]  # measured_run_records lists the newest first
     return [run.id for run in reversed(newest)]
 
 

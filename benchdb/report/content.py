@@ -19,11 +19,11 @@ import numpy as np
 import pandas as pd
 
 from ..db.engine import Database
+from ..db.measurements import measurements_frame
 from ..errors import UserError
 from ..predict.basis import rate_basis
 from ..predict.lookup import prepare_lookup
 from ..predict.methods import DEFAULT_METHOD
-from ..query import measurements_frame
 from ..regress import RunComparison, Series, kernel_history
 from ..regress.pick import RunPick
 

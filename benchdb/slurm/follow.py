@@ -17,11 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import select
-
 from ..db.engine import Database
-from ..db.models import Run
-from ..runs import mark_stale_runs
+from ..db.runs import mark_stale_runs, runs_with_config
 from .jobs import CONFIG_KEY, LIVE
 from .submit import find_tool
 
@@ -112,17 +109,11 @@ def runs_of_job(db: Database, job_id: int) -> list[tuple[int, str]]:
     """(id, status) of every run that the ended job ``job_id`` created or continued.
 
     A rank killed inside MPI leaves its run ``running``; the job has ended, so such a
-    run is settled ``interrupted`` first (:func:`~benchdb.runs.mark_stale_runs`), as the
+    run is settled ``interrupted`` first (:func:`~benchdb.db.runs.mark_stale_runs`), as the
     next collector would, rather than reported as running.
     """
     mark_stale_runs(db)
-    with db.reading() as s:
-        rows = s.execute(
-            select(Run.id, Run.status)
-            .where(Run.config[CONFIG_KEY].as_string() == str(job_id))
-            .order_by(Run.id)
-        )
-        return [(run_id, status) for run_id, status in rows]
+    return runs_with_config(db, CONFIG_KEY, str(job_id))
 
 
 def output_tail(path: str, lines: int = 20) -> list[str]:

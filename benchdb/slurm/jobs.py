@@ -5,7 +5,7 @@ When a job is cancelled, a rank blocked inside MPI cannot run its SIGTERM
 handler and is killed, so its run stays ``running``; the next job may start on
 other nodes, where the process id says nothing.  The job id does: once
 ``squeue`` no longer lists the job as live, the run is stale and may be
-continued (:func:`benchdb.runs.is_stale`).  The node's name is Slurm's
+continued (:func:`benchdb.db.runs.is_stale`).  The node's name is Slurm's
 (``SLURMD_NODENAME``): two nodes emulated on one computer share a hostname.
 """
 

@@ -12,7 +12,7 @@
    and the two runs always hold the same points.
 
 Ctrl-C, SIGTERM and a crash end both runs ``interrupted`` or ``failed``
-(:func:`~benchdb.runs.run_lifecycle`); the same command continues them.  A time
+(:func:`~benchdb.db.runs.run_lifecycle`); the same command continues them.  A time
 budget stops starting points once spent (the runs are left ``interrupted``).
 """
 
@@ -26,13 +26,14 @@ from typing import Any
 
 import numpy as np
 
+from benchdb.db import resume
 from benchdb.db.engine import Database
-from benchdb.db.models import RunStatus
+from benchdb.db.point_rows import add_points
+from benchdb.db.runs import run_lifecycle
+from benchdb.db.runstate import RunStatus
 from benchdb.errors import UserError
 from benchdb.machine import MachineInfo, detect_machine
-from benchdb.runs import run_lifecycle
 
-from .. import resume
 from ..plan import Point
 from ..record import add_pass, failed_rows, measurement_rows
 from .pair_runs import SidePlan, open_pair, register_kernels
@@ -143,7 +144,7 @@ def _store(
                 for timing in later:
                     for row in rows:
                         add_pass(row, timing, kernels[side])
-            s.add_all(rows)
+            add_points(s, rows)
 
 
 def _stored(db: Database, runs: Mapping[str, int], benchmark_of: dict[str, str]) -> set[tuple]:

@@ -8,7 +8,7 @@ is in their config: ``mode`` ``ab``, and ``ab`` = the side, the other run's uuid
 (``pair``: a natural key that survives ``benchdb import``), the order, and how the
 side was started.  Their ``sweep_hash`` covers both sides' plans and how the sides
 differ, so re-running the same command finds the unfinished pair
-(:func:`~benchdb.collectors.resume.find_resumable`, as ``collect`` does), and a
+(:func:`~benchdb.db.resume.find_resumable`, as ``collect`` does), and a
 ``collect`` never takes one side for its own sweep.
 """
 
@@ -18,17 +18,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from benchdb.db import resume
 from benchdb.db.engine import Database
-from benchdb.db.models import RunStatus
 from benchdb.db.repo import register_environment, register_kernel, register_machine
+from benchdb.db.runs import ab_pair, this_process_run
+from benchdb.db.runstate import RunStatus
 from benchdb.environment import EnvironmentInfo
 from benchdb.errors import UserError
 from benchdb.hashing import content_hash
 from benchdb.machine import MachineInfo
-from benchdb.runs import ab_pair, this_process_run
 
 from ...kernels.api import KernelInfo
-from .. import resume
 from ..sweep import new_uuid
 from .protocol import SIDES, Side, kernel_from_json
 

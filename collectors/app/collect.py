@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchdb.app.decomposition import check_decomposition
 from benchdb.app.model import AppCase
+from benchdb.db.app_runs import store_app_runs
 from benchdb.db.engine import Database
-from benchdb.db.models import AppRun, RunStatus
 from benchdb.errors import UserError
 from benchdb.machine import available_memory_bytes, detect_machine
-from benchdb.runs import this_process_run
 from benchdb.shapes import shape_key
 from benchdb.units import fmt_bytes
 
@@ -92,8 +90,7 @@ class RanksReport:
     exchanges: list[dict[str, float]]  # seconds in the halo exchanges, by part
 
 
-def app_run_row(
-    run_id: int,
+def app_run_values(
     application: str,
     case: AppCase,
     ranks: RanksReport,
@@ -101,11 +98,11 @@ def app_run_row(
     energy: dict[str, Any],
     checksum: float | None,
     info: dict[str, Any],
-) -> AppRun:
-    """The one constructor of ``app_run`` rows: a run of the built-in model or of a
-    user's program, its slowest rank's time the run's."""
-    return AppRun(
-        run_id=run_id,
+) -> dict[str, Any]:
+    """The ``app_run`` columns of a run of the built-in model or of a user's program (the
+    one place they are made, for :func:`benchdb.db.app_runs.store_app_runs`), its slowest
+    rank's time the run's."""
+    return dict(
         application=application,
         grid=list(case.grid),
         grid_key=shape_key(case.grid),
@@ -125,13 +122,12 @@ def app_run_row(
     )
 
 
-def _app_run_row(run_id: int, req: AppCase, result: dict[str, Any]) -> AppRun:
+def _app_run_values(req: AppCase, result: dict[str, Any]) -> dict[str, Any]:
     ranks = result["ranks"]
     reported = RanksReport(
         [r["seconds"] for r in ranks], [r["loops"] for r in ranks], [r["exchanges"] for r in ranks]
     )
-    return app_run_row(
-        run_id,
+    return app_run_values(
         "shallow",
         req,
         reported,
@@ -147,25 +143,7 @@ def _app_run_row(run_id: int, req: AppCase, result: dict[str, Any]) -> AppRun:
     )
 
 
-def store_runs(
-    db: Database,
-    rows: Callable[[int], list[AppRun]],
-    *,
-    kind: str,
-    tags: tuple[str, ...],
-    config: dict[str, Any],
-) -> list[int]:
-    """One ``run`` row and the ``app_run`` rows ``rows(run_id)`` makes, in one
-    transaction; their ids."""
-    with db.session() as s:
-        run = this_process_run(s, kind=kind, status=RunStatus.COMPLETE, config=config, tags=tags)
-        made = rows(run.id)
-        s.add_all(made)
-        s.flush()
-        return [row.id for row in made]
-
-
-def store_app_runs(
+def store_model_runs(
     db: Database,
     cases: list[AppCase],
     results: list[dict[str, Any]],
@@ -174,12 +152,10 @@ def store_app_runs(
     tags: tuple[str, ...],
     config: dict[str, Any],
 ) -> list[int]:
-    """The built-in model's runs ``cases`` with the worker's ``results`` (:func:`store_runs`)."""
-
-    def rows(run_id: int) -> list[AppRun]:
-        return [_app_run_row(run_id, c, r) for c, r in zip(cases, results, strict=True)]
-
-    return store_runs(db, rows, kind=kind, tags=tags, config=config)
+    """The built-in model's runs ``cases`` with the worker's ``results``, stored as one run
+    (:func:`~benchdb.db.app_runs.store_app_runs`); their ``app_run`` ids."""
+    runs = [_app_run_values(c, r) for c, r in zip(cases, results, strict=True)]
+    return store_app_runs(db, runs, kind=kind, tags=tags, config=config)
 
 
 def run_cases(
@@ -207,7 +183,7 @@ def run_cases(
         validate(case)
     job = {"cases": [_config(c) for c in cases]}
     results = run_worker(ranks.pop(), job, timeout)
-    return store_app_runs(
+    return store_model_runs(
         db, cases, results, kind=kind, tags=tags, config={**(config or {}), **job}
     )
 
@@ -217,4 +193,4 @@ def run_app(db: Database, req: AppRunRequest, *, fields_out: str | None = None) 
     validate(req, req.max_ranks)
     result = execute(req, fields_out)
     config = {**_config(req), "decomposition": req.decomp.key}
-    return store_app_runs(db, [req], [result], kind="app", tags=req.tags, config=config)[0]
+    return store_model_runs(db, [req], [result], kind="app", tags=req.tags, config=config)[0]

@@ -34,13 +34,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, select
-
 from benchdb.app.context import LoopContext
 from benchdb.app.decomposition import decompositions
 from benchdb.app.model import AppCase
 from benchdb.db.engine import Database
-from benchdb.db.models import Environment, Kernel, Machine, Measurement, NodeClass, Run
+from benchdb.db.shallow_points import shallow_contexts, shallow_shapes_between
 from benchdb.errors import UserError
 from benchdb.shapes import shape_key
 
@@ -119,39 +117,21 @@ def near_plan(grid: tuple[int, int], ranks: int, precision: str = "float64") -> 
     )
 
 
-def _shallow_points(ctx: Context, *columns: Any) -> Select:
-    """``columns`` of the shallow measurements of this machine's node class and this
-    environment: the points the lookup pools (:mod:`benchdb.scope`)."""
-    return (
-        select(*columns)
-        .join(Run, Run.id == Measurement.run_id)
-        .join(Machine, Machine.id == Run.machine_id)
-        .join(NodeClass, NodeClass.id == Machine.node_class_id)
-        .join(Environment, Environment.id == Run.environment_id)
-        .join(Kernel, Kernel.id == Measurement.kernel_id)
-        .where(
-            NodeClass.fingerprint == ctx.machine.node_class.fingerprint,
-            Environment.fingerprint == ctx.environment.fingerprint,
-            Kernel.name.like("shallow.%"),
-        )
-        .distinct()
-    )
-
-
 def check_full_calibration(db: Database, ctx: Context, ranks: int) -> None:
     """UserError unless this machine and environment hold the shallow curves of one
     and of ``ranks`` busy processes: fresh points must join the curves they refresh,
     and the lookup reads one environment (a code or library change starts a new one)."""
     wanted = {LoopContext(), LoopContext(ranks)}
-    stmt = _shallow_points(ctx, Run.id, Measurement.context).where(
-        Measurement.context.in_([str(c) for c in wanted])
-    )
-    with db.session() as s:
-        found = {
-            LoopContext.parse(c)
-            for run_id, c in s.execute(stmt)
-            if NEAR_TAG not in s.get(Run, run_id).tags
-        }
+    found = {
+        LoopContext.parse(c)
+        for c in shallow_contexts(
+            db,
+            ctx.machine.node_class.fingerprint,
+            ctx.environment.fingerprint,
+            [str(c) for c in wanted],
+            skip_tag=NEAR_TAG,
+        )
+    }
     missing = sorted(str(c) for c in wanted - found)
     if missing:
         raise UserError(
@@ -173,13 +153,14 @@ def with_points_between(
     between the smallest and the largest of theirs: nearer to the target than the fresh
     brackets, such a point would carry the lookup with its old samples."""
     footprints = [SHALLOW.footprint_bytes(b, precision) for b in brackets]
-    stmt = _shallow_points(ctx, Measurement.shape).where(
-        Measurement.context == str(context),
-        Measurement.precision == precision,
-        Measurement.footprint_bytes.between(min(footprints), max(footprints)),
+    inside = shallow_shapes_between(
+        db,
+        ctx.machine.node_class.fingerprint,
+        ctx.environment.fingerprint,
+        context=str(context),
+        precision=precision,
+        footprints=(min(footprints), max(footprints)),
     )
-    with db.session() as s:
-        inside = {(int(a), int(b)) for a, b in s.scalars(stmt)}
     return tuple(sorted(set(brackets) | inside))
 
 

@@ -37,11 +37,12 @@ from typing import Any
 
 from benchdb.app.context import LoopContext
 from benchdb.db.engine import Database
+from benchdb.db.point_rows import add_points
 from benchdb.db.repo import register_kernel
+from benchdb.db.runs import recorded_run
 from benchdb.errors import UserError
 from benchdb.evidence import Evidence, from_columns, most_disturbed, to_columns
 from benchdb.machine import MachineInfo, available_memory_bytes
-from benchdb.runs import recorded_run
 from benchdb.units import fmt_bytes
 
 from ...kernels import get_benchmark
@@ -194,7 +195,7 @@ def calibrate_populated(
             for row in rows:
                 for timing in later:
                     add_pass(row, timing, kernels)
-            s.add_all(rows)
+            add_points(s, rows)
             stored += len(rows)
     return run.id, stored
 

@@ -25,9 +25,9 @@ from dataclasses import replace
 
 from benchdb.app.context import PROGRAM, LoopContext
 from benchdb.db.engine import Database
+from benchdb.db.runs import recorded_run
 from benchdb.errors import UserError
 from benchdb.machine import MachineInfo, available_memory_bytes
-from benchdb.runs import recorded_run
 from benchdb.units import fmt_bytes
 
 from ...kernels.program import ProgramBenchmark

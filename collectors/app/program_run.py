@@ -22,8 +22,8 @@ from typing import Any
 
 from benchdb.app.decomposition import check_decomposition
 from benchdb.app.program_app import parallel_of, program_case
+from benchdb.db.app_runs import store_app_runs
 from benchdb.db.engine import Database
-from benchdb.db.models import AppRun
 from benchdb.errors import UserError
 from benchdb.machine import detect_machine
 
@@ -31,7 +31,7 @@ from ...kernels.api import KernelError, PointFailure
 from ...kernels.program import build, run_command, source_hash, tools_env
 from ...kernels.protocol import ProtocolError, RunOutput, parse_run_output
 from ...kernels.spec import ProgramSpec
-from .collect import AppRunRequest, RanksReport, app_run_row, store_runs
+from .collect import AppRunRequest, RanksReport, app_run_values
 
 
 def resolve_launcher(name: str, workdir: Path) -> str:
@@ -70,14 +70,13 @@ def _parts(output: RunOutput, part: str) -> list[dict[str, float]]:
     return [{part: p[part]} if part in p else {} for p in output.parts]
 
 
-def _row(
-    run_id: int, spec: ProgramSpec, req: AppRunRequest, out: RunOutput, argv: list[str]
-) -> AppRun:
+def _values(
+    spec: ProgramSpec, req: AppRunRequest, out: RunOutput, argv: list[str]
+) -> dict[str, Any]:
     reported = RanksReport(
         [p["total"] for p in out.parts], _parts(out, "loops"), _parts(out, "exchanges")
     )
-    return app_run_row(
-        run_id,
+    return app_run_values(
         spec.name,
         req,
         reported,
@@ -155,7 +154,5 @@ def store_program_runs(
     """One ``run`` row holding an ``app_run`` row for each of the runs ``done``, in one
     transaction; the ``app_run`` ids."""
 
-    def rows(run_id: int) -> list[AppRun]:
-        return [_row(run_id, r.spec, r.req, out, r.argv) for r, out in done]
-
-    return store_runs(db, rows, kind=kind, tags=tags, config=config)
+    runs = [_values(r.spec, r.req, out, r.argv) for r, out in done]
+    return store_app_runs(db, runs, kind=kind, tags=tags, config=config)

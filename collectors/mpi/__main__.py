@@ -26,8 +26,8 @@ from typing import Any
 
 from mpi4py import MPI
 
+from benchdb.db.runs import run_lifecycle
 from benchdb.hashing import content_hash
-from benchdb.runs import run_lifecycle
 
 from . import faults
 from .job_output import BENCHMARKS, ERROR, PROGRESS, RESULT

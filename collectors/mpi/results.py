@@ -2,7 +2,7 @@
 
 Rank 0 holds every point (each sample is already the maximum over ranks, see
 :mod:`.collective_timing`) and commits each as it is measured, in a transaction of its
-own, like ``benchdb collect`` (:mod:`benchdb.collectors.resume`): a job killed
+own, like ``benchdb collect`` (:mod:`benchdb.db.resume`): a job killed
 anywhere, on any rank, loses at most the point in flight.  The run is
 ``running`` until every rank has finished, then ``complete``.  A job with the
 same plan (benchmarks, sizes, samples, ranks and their rank-to-node mapping:
@@ -20,24 +20,20 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
+from benchdb.db import resume
+from benchdb.db.comm_models import PointKey, add_comm_point, continue_comm_run, new_comm_run
 from benchdb.db.engine import Database
-from benchdb.db.models import CommMeasurement, Run, RunStatus
 from benchdb.db.repo import register_environment, register_machine
+from benchdb.db.runstate import RunStatus
 from benchdb.environment import detect_environment
 from benchdb.machine import detect_machine
-from benchdb.runs import this_process_run
 from benchdb.stats import summarize
 from benchdb.verdicts import Flag
 
-from .. import resume
 from .collective_timing import Timed
 
 RUN_KIND = "comm"
 
-PointKey = tuple[str, int, int, str, int, str]
 Skip = Callable[[PointKey], bool]  # True: the run already holds this point
 
 
@@ -76,6 +72,29 @@ class CommPoint:
             set_aside=timed.set_aside,
         )
 
+    def columns(self) -> dict[str, Any]:
+        """The ``comm_measurement`` columns of this point: its fields and statistics."""
+        st = summarize(self.samples)
+        return dict(
+            benchmark=self.benchmark,
+            ranks=self.ranks,
+            nodes=self.nodes,
+            pairs=self.pairs,
+            placement=self.placement,
+            message_bytes=self.message_bytes,
+            params_key=self.params_key,
+            params=self.params,
+            repetitions=self.repetitions,
+            samples=self.samples,
+            evidence=self.evidence,
+            set_aside=self.set_aside,
+            t_min=st.t_min,
+            t_median=st.t_median,
+            t_iqr=st.t_iqr,
+            t_cv=st.t_cv,
+            flags=[*self.flags, *([Flag.NOISY] if st.noisy else [])],
+        )
+
     @property
     def key(self) -> PointKey:
         return point_key(
@@ -90,42 +109,18 @@ class CommPoint:
         return d
 
 
-def _row(run_id: int, p: CommPoint) -> CommMeasurement:
-    st = summarize(p.samples)
-    return CommMeasurement(
-        run_id=run_id,
-        benchmark=p.benchmark,
-        ranks=p.ranks,
-        nodes=p.nodes,
-        pairs=p.pairs,
-        placement=p.placement,
-        message_bytes=p.message_bytes,
-        params_key=p.params_key,
-        params=p.params,
-        repetitions=p.repetitions,
-        samples=p.samples,
-        evidence=p.evidence,
-        set_aside=p.set_aside,
-        t_min=st.t_min,
-        t_median=st.t_median,
-        t_iqr=st.t_iqr,
-        t_cv=st.t_cv,
-        flags=[*p.flags, *([Flag.NOISY] if st.noisy else [])],
-    )
-
-
-def _new_run(s: Session, status: str, config: dict[str, Any], tags: list[str]) -> Run:
-    return this_process_run(s, kind=RUN_KIND, status=status, config=config, tags=tags)
-
-
 def write_run(
     db: Database, points: list[CommPoint], *, config: dict[str, Any], tags: list[str]
 ) -> int:
     """Insert a complete run and every point in one transaction (imports, tests); its id."""
-    with db.session() as s:
-        run = _new_run(s, RunStatus.COMPLETE, config, tags)
-        s.add_all(_row(run.id, p) for p in points)
-        return run.id
+    return new_comm_run(
+        db,
+        kind=RUN_KIND,
+        status=RunStatus.COMPLETE,
+        config=config,
+        tags=tags,
+        points=[p.columns() for p in points],
+    )
 
 
 @dataclass(frozen=True)
@@ -151,22 +146,11 @@ def open_run(db: Database, config: dict[str, Any], tags: list[str]) -> OpenedRun
         node_class=True,
     )
     if found is not None and resume.claim(db, found):
-        with db.session() as s:
-            run = s.get_one(Run, found)
-            hosts = sorted({*run.config.get("hosts", ()), *config["hosts"]})
-            run.config = {**run.config, "hosts": hosts}
-            rows = s.scalars(select(CommMeasurement).where(CommMeasurement.run_id == found))
-            done = frozenset(
-                point_key(r.benchmark, r.ranks, r.pairs, r.placement, r.message_bytes,
-                          r.params_key)
-                for r in rows
-            )  # fmt: skip
-        return OpenedRun(found, True, done)
-    with db.session() as s:
-        return OpenedRun(_new_run(s, RunStatus.RUNNING, config, tags).id, False, frozenset())
+        return OpenedRun(found, True, continue_comm_run(db, found, config["hosts"]))
+    run_id = new_comm_run(db, kind=RUN_KIND, status=RunStatus.RUNNING, config=config, tags=tags)
+    return OpenedRun(run_id, False, frozenset())
 
 
 def write_point(db: Database, run_id: int, point: CommPoint) -> None:
     """Commit one point of run ``run_id`` (its own transaction)."""
-    with db.session() as s:
-        s.add(_row(run_id, point))
+    add_comm_point(db, run_id, point.columns())

@@ -162,7 +162,7 @@ def _class_fields(row: sa.Row) -> dict[str, Any]:
 
 
 def _keep_run_keys(conn: sa.Connection) -> None:
-    """``run.config["uuid"]`` = the key ``benchdb.transfer.run_key`` derived from the
+    """``run.config["uuid"]`` = the key ``benchdb.db.transfer.run_key`` derived from the
     machine's fingerprint, for runs that have none (the formula is copied)."""
     fingerprints = dict(conn.execute(sa.select(machine.c.id, machine.c.fingerprint)).all())
     for r in conn.execute(sa.select(run)).all():

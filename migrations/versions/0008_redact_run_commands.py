@@ -3,7 +3,7 @@
 ``run.command`` held the command line as typed, so a password given in a database URL
 (``--db postgresql://me:secret@host/db``, ``BENCHDB_URL=...``) was stored in clear, and
 ``benchdb export`` passed it on.  New runs store the command with every URL password
-masked (``benchdb.runs.new_run_row``); this revision masks the stored ones the same way,
+masked (``benchdb.db.runs.new_run_row``); this revision masks the stored ones the same way,
 through the same function.  Unlike 0006, which copies the code it derives from (a
 fingerprint must not change when the code does), it imports it: a later, stricter
 redaction can only mask more.  There is no way back: the downgrade leaves them masked.

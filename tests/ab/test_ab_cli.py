@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from benchdb.db.engine import open_database
-from benchdb.runs import ab_pair, stored_runs
+from benchdb.db.runs import ab_pair, stored_runs
 from tests.clihelpers import assert_user_error, benchdb, benchdb_command
 
 INJECT = Path(__file__).parents[2] / "benchmarks" / "ab" / "inject.py"

@@ -9,11 +9,11 @@ both runs or neither.  Real SQLite file and the PostgreSQL of ``postgres_url``.
 from __future__ import annotations
 
 import pytest
-from benchdb.collectors import resume
 
+from benchdb.db import resume
 from benchdb.db.engine import Database
 from benchdb.db.models import Run
-from benchdb.runs import run_lifecycle, this_process_run
+from benchdb.db.runs import run_lifecycle, this_process_run
 
 
 def _pair(db: Database, base: str, change: str) -> tuple[int, int]:

@@ -11,7 +11,6 @@ from benchdb.kernels.geometry import SHALLOW
 from benchdb.app.context import LoopContext
 from benchdb.app.decomposition import Decomposition
 from benchdb.app.exchange_table import CALIBRATION_TAG, measured_exchanges
-from benchdb.app.measured_runs import app_runs
 from benchdb.app.model import (
     AppCase,
     AppPrediction,
@@ -21,6 +20,7 @@ from benchdb.app.model import (
     predict_app,
 )
 from benchdb.comm.params import load_machine_file
+from benchdb.db.app_runs import app_runs
 from benchdb.db.engine import open_database
 from benchdb.machine import detect_machine
 from tests.clihelpers import benchdb

@@ -12,7 +12,7 @@ from benchdb.kernels.geometry import SHALLOW
 
 from benchdb.app.context import LoopContext
 from benchdb.app.exchange_table import CALIBRATION_TAG
-from benchdb.app.measured_runs import app_runs
+from benchdb.db.app_runs import app_runs
 from benchdb.db.engine import open_database
 from benchdb.errors import UserError
 from benchdb.predict import predict

@@ -1,6 +1,6 @@
 """The CLI only parses, calls the Python API and prints: no module under benchdb/cli/ imports
 the ORM models or SQLAlchemy, or opens a session of its own.  Queries live in the data layer
-(benchdb/db/, benchdb/query.py, the store modules), where every caller shares them."""
+(benchdb/db/), where every caller shares them."""
 
 from __future__ import annotations
 

@@ -18,7 +18,8 @@ from benchdb.collectors.mpi.faults import ENV as FAULT_ENV
 from sqlalchemy import func, select
 
 from benchdb.comm.halo_validation import halo_validation
-from benchdb.comm.store import comm_frame, fit_models, load_params
+from benchdb.comm.store import fit_models, load_params
+from benchdb.db.comm_models import comm_frame
 from benchdb.db.models import CommMeasurement, Model, Run
 from benchdb.errors import UserError
 from benchdb.evidence import from_columns

@@ -56,7 +56,7 @@ def test_no_comm_data_is_a_user_error(db) -> None:  # type: ignore[no-untyped-de
 
 
 def test_runs_list_counts_a_comm_runs_points(db) -> None:  # type: ignore[no-untyped-def]
-    from benchdb.runs import stored_runs
+    from benchdb.db.runs import stored_runs
 
     run_id = write_run(db, _points(), config={"ranks": 2}, tags=[])
     (row,) = stored_runs(db)

@@ -10,7 +10,7 @@ from sqlalchemy import event, func, select, text
 from benchdb.db.engine import make_engine, open_database, writing
 from benchdb.db.migrate import head_revision, upgrade_to_head
 from benchdb.db.models import Environment, Machine, NodeClass, Run
-from benchdb.runs import finish_run, start_run
+from benchdb.db.runs import finish_run, start_run
 
 
 def _worker(url: str, barrier, n: int, out, open_first: bool = True) -> None:  # type: ignore[no-untyped-def]

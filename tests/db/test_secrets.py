@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 
 from benchdb.db.engine import open_database
 from benchdb.db.models import Run
+from benchdb.db.transfer import check_bundle, import_bundle, read_bundle
 from benchdb.db.urls import (
     PASSWORD_VAR,
     URL_VAR,
@@ -37,7 +38,6 @@ from benchdb.db.urls import (
     split_password,
 )
 from benchdb.errors import UserError
-from benchdb.transfer import check_bundle, import_bundle, read_bundle
 from tests.db.revisions import add_this_run, engine_at
 from tests.needs import missing
 
@@ -114,16 +114,16 @@ def _run_constructions(tree: ast.AST) -> list[int]:
 
 
 def test_only_new_run_row_constructs_a_run() -> None:
-    """Every run row is made by ``benchdb.runs.new_run_row``, which masks its command: a
+    """Every run row is made by ``benchdb.db.runs.new_run_row``, which masks its command: a
     second constructor would be a second way to store a password."""
     offenders = []
     for path in sorted(p for folder in SOURCE for p in folder.rglob("*.py")):
         lines = _run_constructions(ast.parse(path.read_text(), str(path)))
-        if path != ROOT / "benchdb" / "runs.py":
+        if path != ROOT / "benchdb" / "db" / "runs.py":
             offenders += [f"{path.relative_to(ROOT)}:{line}" for line in lines]
         else:
-            assert len(lines) == 1, f"benchdb/runs.py constructs Run at lines {lines}"
-    assert not offenders, f"make runs with benchdb.runs.new_run_row: {', '.join(offenders)}"
+            assert len(lines) == 1, f"benchdb/db/runs.py constructs Run at lines {lines}"
+    assert not offenders, f"make runs with benchdb.db.runs.new_run_row: {', '.join(offenders)}"
 
 
 def test_the_check_sees_a_run_constructed() -> None:

@@ -12,9 +12,9 @@ from sqlalchemy.exc import OperationalError
 
 from benchdb.db import engine as engine_module
 from benchdb.db.engine import open_database
+from benchdb.db.measurements import measurements_frame
 from benchdb.db.models import Machine
 from benchdb.errors import UserError
-from benchdb.query import measurements_frame
 from tests.clihelpers import benchdb
 
 

@@ -93,10 +93,10 @@ def test_calibrated_exchanges_price_a_programs_run(swept: tuple[Path, str]) -> N
 
     from benchdb.app.decomposition import Decomposition
     from benchdb.app.exchange_table import CALIBRATION_TAG
-    from benchdb.app.measured_runs import app_runs
     from benchdb.app.model import AppCase, ExchangeSource, ModelOptions, predict_app
     from benchdb.app.program_app import load_program, program_application
     from benchdb.comm.params import load_machine_file
+    from benchdb.db.app_runs import app_runs
     from benchdb.db.engine import open_database
 
     spec_path, url = swept

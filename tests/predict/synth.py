@@ -18,9 +18,10 @@ from benchdb.kernels import kernel_info
 from benchdb.db.engine import Database
 from benchdb.db.models import Measurement
 from benchdb.db.repo import register_environment, register_kernel
+from benchdb.db.runs import finish_run, start_run
 from benchdb.environment import EnvironmentInfo, detect_environment
+from benchdb.machine import MachineInfo
 from benchdb.predict.basis import rate_basis
-from benchdb.runs import finish_run, start_run
 
 
 def step_curve(peak: float = 4e9, memory: float = 1e9, corner: float = 2e5, width: float = 1.5):
@@ -49,6 +50,7 @@ def add_run(
     repeat: float | None = None,
     repeat_at: dict[tuple[int, ...], float] | None = None,
     environment: EnvironmentInfo | None = None,
+    machine: MachineInfo | None = None,
 ) -> int:
     """One complete run measuring ``kernel`` at ``shapes``; returns the run id.
 
@@ -57,12 +59,18 @@ def add_run(
     multiplies the rate at some shapes (a planted spike or dip).  ``repeat`` (or
     ``repeat_at`` per shape) ``d`` stores two passes instead, of times
     ``t (1 - d)`` and ``t (1 + d)`` (spread 0): the median stays ``t`` and the
-    repeat noise between the passes is ``(1 + d) / (1 - d) - 1``.
+    repeat noise between the passes is ``(1 + d) / (1 - d) - 1``.  ``machine``: the
+    machine that measured it (default: this one).
     """
     basis = rate_basis(kernel, precision)
     environment = environment or detect_environment()
     run = start_run(
-        db, kind="kernels", config={"synthetic": True}, tags=list(tags), environment=environment
+        db,
+        kind="kernels",
+        config={"synthetic": True},
+        tags=list(tags),
+        machine=machine,
+        environment=environment,
     )
     with db.session() as s:
         register_environment(s, environment)

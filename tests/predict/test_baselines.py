@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from benchdb.db.scope import Scope
 from benchdb.predict.baselines import BASELINES, eq5, escape
 from benchdb.predict.basis import rate_basis
 from benchdb.predict.curve import build_curve
 from benchdb.predict.machine_data import KernelCurve, MachineData
 from benchdb.predict.source import MachineCaches
-from benchdb.scope import Scope
 
 SYNTHETIC = Scope(1, "f" * 64, "synthetic", 1, (), host_ids=(1,), hostnames=("synthetic",))
 CACHES = MachineCaches(SYNTHETIC, (("L1d", 32 * 1024), ("L2", 1 << 20), ("L3", 32 << 20)))

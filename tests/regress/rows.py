@@ -15,9 +15,9 @@ from benchdb.kernels import kernel_info
 from benchdb.db.engine import Database
 from benchdb.db.models import Measurement
 from benchdb.db.repo import register_kernel
+from benchdb.db.runs import finish_run, start_run
 from benchdb.environment import EnvironmentInfo, detect_environment
 from benchdb.machine import MachineInfo, detect_machine
-from benchdb.runs import finish_run, start_run
 from benchdb.shapes import shape_key
 from benchdb.stats import summarize
 

@@ -13,6 +13,7 @@ import pytest
 
 from benchdb.db.engine import Database
 from benchdb.db.models import Kernel, Run
+from benchdb.db.run_records import run_record
 from benchdb.regress import compare_runs
 from benchdb.regress.replicates import replicate_runs, run_scatter
 
@@ -22,7 +23,9 @@ from .test_regress_cli import cli, points
 
 def _ids(db: Database, baseline: int, contender: int) -> list[int]:
     with db.session() as s:
-        return replicate_runs(s, s.get(Run, baseline), s.get(Run, contender))
+        return replicate_runs(
+            s, run_record(s.get(Run, baseline)), run_record(s.get(Run, contender))
+        )
 
 
 def test_replicates_share_the_baselines_settings_and_environment(db: Database) -> None:

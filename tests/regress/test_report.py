@@ -25,9 +25,9 @@ import pytest
 from benchdb.collectors.mpi.results import write_run
 
 from benchdb.comm.store import fit_models
+from benchdb.db.baseline import set_baseline
 from benchdb.db.engine import Database, open_database
 from benchdb.errors import UserError
-from benchdb.regress import set_baseline
 from benchdb.regress.pick import pick_runs
 from benchdb.report import write_report
 from tests.comm.synthetic import lassen_pingpong

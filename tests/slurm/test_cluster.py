@@ -28,7 +28,7 @@ from sqlalchemy import func, select
 from benchdb.comm.store import fit_models
 from benchdb.db.engine import open_database
 from benchdb.db.models import AppRun, CommMeasurement, Machine, Measurement, Run
-from benchdb.runs import mark_stale_runs
+from benchdb.db.runs import mark_stale_runs
 from benchdb.slurm.jobs import job_ended
 from tests.clihelpers import assert_user_error
 

@@ -16,15 +16,15 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from benchdb.collectors import resume
 from benchdb.collectors.mpi.results import RUN_KIND as COMM
 
+from benchdb.db import resume
 from benchdb.db.engine import Database
 from benchdb.db.models import Run
 from benchdb.db.repo import register_environment, register_machine
+from benchdb.db.runs import this_process_run
 from benchdb.environment import detect_environment
 from benchdb.machine import MachineInfo, detect_machine
-from benchdb.runs import this_process_run
 from benchdb.slurm.jobs import CONFIG_KEY, JOB_VAR
 
 PLAN = "plan-hash-1"

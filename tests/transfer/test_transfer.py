@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import select
 
 from benchdb.db.engine import open_database
+from benchdb.db.measurements import measurements_frame
 from benchdb.db.models import Machine, NodeClass
 from benchdb.errors import UserError
-from benchdb.query import measurements_frame
 from tests.clihelpers import assert_user_error, benchdb, invoke
 from tests.collectors.dbcheck import counts
 

@@ -10,7 +10,7 @@
 
 The node class for ``latest``/``previous``/``baseline`` is that of
 ``--machine``/``--host`` when given, else the class of the other (explicit)
-run, else this machine's (:mod:`benchdb.scope`).
+run, else this machine's (:mod:`benchdb.db.scope`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
 from ..bounds import parse_run_id
-from ..db.models import Baseline, Measurement, Run, RunStatus
 from ..errors import UserError
-from ..scope import Scope, resolve_scope, scope_of_run
+from .models import Baseline, Measurement, Run
+from .runstate import RunStatus
+from .scope import Scope, resolve_scope, scope_of_run
 
 SYMBOLIC = ("latest", "previous", "baseline")
 

@@ -20,10 +20,10 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, or_, select
 from sqlalchemy.orm import Session
 
-from .db.engine import Database
-from .db.models import Machine, NodeClass, Run
-from .errors import UserError
-from .machine import detect_machine
+from ..errors import UserError
+from ..machine import detect_machine
+from .engine import Database
+from .models import Machine, NodeClass, Run
 
 LISTED = 8  # known classes or hosts named in an error message
 MIN_PREFIX = 6  # hex digits a fingerprint prefix needs (shorter text is a name or an id)

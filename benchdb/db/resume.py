@@ -24,11 +24,12 @@ import socket
 
 from sqlalchemy import select, update
 
-from benchdb import scheduler
-from benchdb.db.engine import Database
-from benchdb.db.models import Kernel, Machine, Measurement, Run, RunStatus
-from benchdb.errors import UserError
-from benchdb.runs import mark_stale_runs
+from .. import scheduler
+from ..errors import UserError
+from .engine import Database
+from .models import Kernel, Machine, Measurement, Run
+from .runs import mark_stale_runs
+from .runstate import RunStatus
 
 RESUMABLE = (RunStatus.INTERRUPTED, RunStatus.FAILED)
 RUN_KIND = "kernels"

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
-from .db.engine import Database
-from .db.models import Environment, Kernel, Machine, Measurement, Run
-from .validity import valid_problem
+from ..validity import valid_problem
+from .engine import Database
+from .models import Environment, Kernel, Machine, Measurement, Run
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,7 +77,7 @@ def measurements_frame(
 ) -> pd.DataFrame:
     """Measurements joined with their run, host and kernel, filtered; one row per point.
 
-    ``machine_id`` is the host's id, ``host`` its name (:mod:`benchdb.scope`).
+    ``machine_id`` is the host's id, ``host`` its name (:mod:`benchdb.db.scope`).
     """
     import pandas as pd
 
@@ -153,10 +153,79 @@ def measurements_frame(
     return pd.DataFrame(rows, columns=MEASUREMENT_COLUMNS)
 
 
+def machine_rows(
+    db: Database,
+    scope: Scope,
+    *,
+    kernels: Sequence[str] | None = None,
+    precision: str | None = None,
+) -> list[dict[str, Any]]:
+    """Every measurement of ``scope`` (optionally some kernels / one precision), as dicts:
+    the narrow projection of :func:`measurements_frame` that ``benchdb predict`` reads
+    without pandas (:mod:`benchdb.predict.source`)."""
+    stmt = (
+        select(
+            Measurement.id,
+            Measurement.run_id,
+            Run.environment_id,
+            Run.started_at,
+            Run.tags,
+            Kernel.name,
+            Kernel.version,
+            Measurement.shape,
+            Measurement.shape_key,
+            Measurement.points,
+            Measurement.footprint_bytes,
+            Measurement.threads,
+            Measurement.precision,
+            Measurement.context,
+            Measurement.samples,
+            Measurement.passes,
+            Measurement.pass_counts,
+            Measurement.t_median,
+            Measurement.valid,
+            Measurement.flags,
+        )
+        .join(Run, Measurement.run_id == Run.id)
+        .join(Kernel, Measurement.kernel_id == Kernel.id)
+        .where(scope.runs())
+        .order_by(Measurement.id)
+    )
+    if kernels:
+        stmt = stmt.where(Kernel.name.in_(list(kernels)))
+    if precision is not None:
+        stmt = stmt.where(Measurement.precision == precision)
+    keys = [
+        "measurement_id", "run_id", "environment_id", "run_started_at", "run_tags", "kernel",
+        "kernel_version", "shape", "shape_key", "points", "footprint_bytes", "threads",
+        "precision", "context", "samples", "passes", "pass_counts", "t_median", "valid",
+        "flags",
+    ]  # fmt: skip
+    with db.reading() as s:
+        rows = [dict(zip(keys, row, strict=True)) for row in s.execute(stmt)]
+    for r in rows:  # one an older import let in is counted invalid, never used
+        r["valid"] = r["valid"] and valid_problem(r) is None
+    return rows
+
+
 def kernel_names(db: Database) -> set[str]:
     """The names of every kernel the database holds, of any version."""
     with db.session() as s:
         return set(s.scalars(select(Kernel.name)))
+
+
+def measured_kernels(db: Database, scope: Scope) -> list[str]:
+    """The names of the kernels measured in ``scope``'s runs, sorted."""
+    with db.reading() as s:
+        stmt = (
+            select(Kernel.name)
+            .join(Measurement, Measurement.kernel_id == Kernel.id)
+            .join(Run, Measurement.run_id == Run.id)
+            .where(scope.runs())
+            .distinct()
+            .order_by(Kernel.name)
+        )
+        return list(s.scalars(stmt))
 
 
 def registered_ids(

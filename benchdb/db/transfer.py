@@ -42,16 +42,16 @@ from sqlalchemy import JSON, Boolean, DateTime, Float, Integer, Select, String, 
 from sqlalchemy.exc import DBAPIError, StatementError
 from sqlalchemy.orm import Session
 
-from .db.engine import SQLITE_SUFFIXES, Database, open_database
-from .db.models import Base, Environment, Kernel, Machine, Measurement, NodeClass, Run
-from .db.repo import get_or_create, kernel_version
-from .errors import UserError
-from .hashing import canonical_json, content_hash
-from .node_class import class_fields, host_fingerprint
-from .query import measurements_frame
+from ..errors import UserError
+from ..hashing import canonical_json, content_hash
+from ..node_class import class_fields, host_fingerprint
+from ..validity import measurement_problem
+from .engine import SQLITE_SUFFIXES, Database, open_database
+from .measurements import measurements_frame
+from .models import Base, Environment, Kernel, Machine, Measurement, NodeClass, Run
+from .repo import get_or_create, kernel_version
 from .runs import new_run_row
 from .scope import Scope
-from .validity import measurement_problem
 
 FORMAT = "benchdb-export"
 VERSION = 3  # 3: a machine is a host holding its node class; 2: kernels have versions

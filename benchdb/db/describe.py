@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..db.models import Machine, Run
+from .models import Machine, Run
 
 
 def run_summary(run: Run) -> dict[str, Any]:

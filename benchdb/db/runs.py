@@ -22,15 +22,15 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from . import scheduler
-from .db.engine import Database
-from .db.models import RUN_STATUSES as RUN_STATUSES  # re-exported: the states a run is in
-from .db.models import CommMeasurement, Machine, Measurement, Run, RunStatus, utcnow
-from .db.repo import register_environment, register_machine
-from .db.urls import redact_argv, redact_command
-from .environment import EnvironmentInfo, detect_environment
-from .machine import MachineInfo, detect_machine
+from .. import scheduler
+from ..environment import EnvironmentInfo, detect_environment
+from ..machine import MachineInfo, detect_machine
+from .engine import Database
+from .models import CommMeasurement, Machine, Measurement, Run
+from .repo import register_environment, register_machine
+from .runstate import RunStatus, utcnow
 from .scope import resolve_scope
+from .urls import redact_argv, redact_command
 
 
 class Terminated(KeyboardInterrupt):
@@ -245,6 +245,16 @@ def ab_pair(db: Database, run_id: int) -> dict[str, int] | None:
         if partner is None:
             return None
         return {mine["side"]: run_id, (partner.config.get("ab") or {})["side"]: partner.id}
+
+
+def runs_with_config(db: Database, key: str, value: str) -> list[tuple[int, str]]:
+    """(id, status) of the runs whose ``config[key]`` is ``value`` (text), oldest first:
+    e.g. the runs a scheduler's job created or continued."""
+    with db.reading() as s:
+        rows = s.execute(
+            select(Run.id, Run.status).where(Run.config[key].as_string() == value).order_by(Run.id)
+        )
+        return [(run_id, status) for run_id, status in rows]
 
 
 def run_exists(db: Database, run_id: int) -> bool:

@@ -16,12 +16,13 @@ from typing import Any
 
 from sqlalchemy import select
 
-from ..db.engine import Database
-from ..db.models import Baseline, BaselineChange, Machine, Run, RunStatus, utcnow
 from ..errors import UserError
-from ..scope import resolve_scope
 from .describe import machine_summary, run_summary
+from .engine import Database
+from .models import Baseline, BaselineChange, Machine, Run
 from .runref import resolve_runs
+from .runstate import RunStatus, utcnow
+from .scope import resolve_scope
 
 MAX_REASON = 500
 """Longest reason kept (characters): a sentence, with an issue or commit to follow."""

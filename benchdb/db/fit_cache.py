@@ -18,11 +18,11 @@ from typing import Any
 
 from sqlalchemy import select
 
-from ..db.engine import Database
-from ..db.models import Model
-from ..db.repo import get_or_create
 from ..hashing import content_hash
-from ..scope import Scope
+from .engine import Database
+from .models import Model
+from .repo import get_or_create
+from .scope import Scope
 
 FIT_VERSION = 2
 """Bump when a method's fitting, or what a fit stores, changes: stored fits of the same

@@ -1,4 +1,5 @@
-"""Measured application runs read back: one summary per ``app_run`` row.
+"""Measured application runs: stored (:func:`store_app_runs`, the one constructor of
+``app_run`` rows) and read back, one summary per ``app_run`` row.
 
 Per-loop and per-exchange times are given for the slowest rank (the rank
 with the largest total), which is what the model's "slowest rank wins"
@@ -9,13 +10,35 @@ program reported it (a user's program, ``BENCHDB rank <r> cpu``), else None.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import select
 
-from ..db.engine import Database
-from ..db.models import AppRun, Run
 from ..errors import UserError
+from .engine import Database
+from .models import AppRun, Run
+from .runs import this_process_run
+from .runstate import RunStatus
+
+
+def store_app_runs(
+    db: Database,
+    runs: Sequence[Mapping[str, Any]],
+    *,
+    kind: str,
+    tags: Sequence[str],
+    config: dict[str, Any],
+) -> list[int]:
+    """One complete ``run`` row of this process holding an ``app_run`` row for each of
+    ``runs`` (column values: the built-in model's and users' programs' runs alike, made by
+    :func:`benchdb.collectors.app.collect.app_run_values`), in one transaction; their ids."""
+    with db.session() as s:
+        run = this_process_run(s, kind=kind, status=RunStatus.COMPLETE, config=config, tags=tags)
+        made = [AppRun(run_id=run.id, **values) for values in runs]
+        s.add_all(made)
+        s.flush()
+        return [row.id for row in made]
 
 
 def _summary(row: AppRun, run: Run) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..db.models import Environment
+from .engine import Database
+from .models import Environment
 
 
 def flatten(info: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -35,3 +36,12 @@ def environment_diff(before: Environment, after: Environment) -> list[dict[str, 
         for key in sorted(a.keys() | b.keys())
         if a.get(key) != b.get(key)
     ]
+
+
+def environments_diff(db: Database, before_id: int, after_id: int) -> list[dict[str, Any]]:
+    """:func:`environment_diff` of the environments with ids ``before_id`` and ``after_id``."""
+    with db.reading() as s:
+        before, after = s.get(Environment, before_id), s.get(Environment, after_id)
+        if before is None or after is None:
+            raise ValueError(f"no environment {before_id} or {after_id}")
+        return environment_diff(before, after)

@@ -42,9 +42,9 @@ from benchdb.collectors.ab.coordinator import default_footprints
 from co_runners import co_runners
 
 from benchdb.db.engine import open_database
+from benchdb.db.runs import stored_runs
 from benchdb.machine import detect_machine
 from benchdb.regress.paired import judge_pair
-from benchdb.runs import stored_runs
 from benchdb.verdicts import Verdict
 
 sys.path.insert(0, str(Path(__file__).parent / "ab"))

@@ -1,7 +1,9 @@
 """Does ``benchdb compare`` catch real slowdowns, and does it stay quiet on unchanged code?
 
 Real kernels, real timings (real_runs.py ``RealRuns``: the
-collectors' calibration and timing code).  A slowdown of factor k is
+collectors' calibration and timing code), below the CLI; ``ab_detection.py``
+measures the same question through the product's commands, in the sequential,
+interleaved and duet orders.  A slowdown of factor k is
 injected as a kernel variant doing k x the work (the first extent times k)
 stored under the nominal shape, so the comparison cannot know.  Per trial,
 one baseline run, ``--unchanged`` runs of the same code and one run per

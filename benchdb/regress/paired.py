@@ -62,9 +62,8 @@ MIN_REPLICATES = 2
 MIN_POINTS = 2
 """Clean points a kernel needs to be judged from them alone (fewer where it has fewer):
 the interval's width comes from the points' disagreement, which is what shows where
-each side's process put its code and data (:func:`.hierarchical.paired_change`); one
-clean point among disturbed ones read 1.051 for an unchanged kernel, its trials
-within 1.026-1.112 (docs/findings/ab-comparison.md)."""
+each side's process put its code and data (:func:`.hierarchical.paired_change`), and
+one point's trials alone do not (docs/findings/ab-comparison.md)."""
 
 
 @dataclass(frozen=True)

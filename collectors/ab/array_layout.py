@@ -1,8 +1,8 @@
 """Where a trial's arrays land in memory, drawn afresh per trial and alike on both sides.
 
-Identical code in two worker processes ran 2.2-2.6x apart at one 24 KiB point, the
-same in all three trials of that point (docs/findings/ab-comparison.md).  The
-processes' heaps had drifted apart (one side retakes a sample, the other does
+Identical code in two worker processes can run far apart at one point, the same in
+every trial of it (docs/findings/ab-comparison.md).  The processes' heaps drift
+apart (one side retakes a sample, the other does
 not), so the same point's arrays sat at different offsets within a 4 KiB page on
 the two sides: a store and a later load whose addresses agree in their low 12
 bits wait on each other (4K aliasing), and the L1 sets in use differ.  Each trial

@@ -181,7 +181,7 @@ def ab(
         typer.Option(
             help="duet: both sides measure at once, each pinned to its own CPUs, pairs started "
             "together (needs 2x --threads CPUs); interleaved: one side after the other, "
-            "in a random order per pair. Default: duet where the CPUs allow it.",
+            "in a random order per pair. Default: interleaved.",
         ),
     ] = None,
     pairs: Annotated[int, typer.Option(help="Clean sample pairs per trial (at least 5).")] = 5,
@@ -193,6 +193,15 @@ def ab(
             "arrays), so where they land in memory is sampled too.",
         ),
     ] = 3,
+    processes: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Pairs of worker processes, each pair placed in memory its own way (alike "
+            "on both sides); a point's trials take turns on them. Default: one per trial, "
+            "at most 3.",
+        ),
+    ] = None,
     sample_time: Annotated[
         float, typer.Option(help="Target length of one sample in seconds.")
     ] = 0.01,
@@ -215,10 +224,11 @@ def ab(
 ) -> None:
     """Measure a base and a change in one run, and say which kernels got slower.
 
-    Each side runs in a worker process of its own, with its own Python, environment
+    Each side runs in worker processes of its own, with its own Python, environment
     variables, plugins or program build. Both sides check every kernel against its
     numpy reference, then measure the same points: per point, in each of 3 trials
-    (each prepares the point afresh), the base calibrates the repetitions and both
+    (each prepares the point afresh, on the next of up to 3 pairs of workers placed
+    in memory each its own way), the base calibrates the repetitions and both
     sides take sample pairs, either at once on two cores
     (duet; Bulej et al., ICPE 2020) or one after the other in a random order per
     pair (interleaved; RMIT, Abedi & Brecht, ICPE 2017), so drift and neighbours
@@ -249,7 +259,7 @@ def ab(
       benchdb ab --base-plugin old_kernels.py --change-plugin new_kernels.py --markdown
     """
     from ..collectors.ab.coordinator import default_footprints, run_ab
-    from ..collectors.ab.pairing import choose_order
+    from ..collectors.ab.pairing import choose_order, choose_processes
     from ..collectors.ab.process import WorkerDied
     from ..collectors.ab.protocol import PlanRequest, Side
     from ..collectors.plan import MIN_SAMPLES, parse_precisions
@@ -294,6 +304,7 @@ def ab(
         sample_time=sample_time,
         pairs=pairs,
         trials=trials,
+        processes=choose_processes(processes, trials),
     )
     silent = quiet or as_json or markdown
     if note and not silent:

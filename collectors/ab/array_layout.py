@@ -47,7 +47,7 @@ def _moved(a: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def relocate(prepared: Any, seed: int) -> bool:
     """Move the arrays of ``prepared.state`` (module docstring); whether it has one."""
     state = getattr(prepared, "state", None)
-    if not isinstance(state, tuple):
+    if type(state) is not tuple:  # a model's named fields (shallow) are not a step's state
         return False
     rng = np.random.default_rng(seed)
     prepared.state = tuple(

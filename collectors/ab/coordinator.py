@@ -1,7 +1,8 @@
 """The coordinator of ``benchdb ab``: the same points on both sides, stored as a pair.
 
-1. Both workers plan the sweep from the same request and check every kernel against
-   its numpy reference (as ``collect`` does) at the same time; a side that cannot
+1. Every worker (a pair of them per layout, :mod:`.process`) plans the sweep from the
+   same request and checks every kernel against its numpy reference (as ``collect``
+   does), all at the same time; a side that cannot
    (a plugin that does not import, a wrong kernel), or sides that would measure
    different points, stop the command before the database is opened.
 2. The pair of runs is opened (:mod:`.pair_runs`): the unfinished pair of the same
@@ -100,11 +101,23 @@ class AbObserver:
         """Called after both sides' rows of ``point`` are committed."""
 
 
-def _plan(workers: Mapping[str, WorkerProcess], request: PlanRequest) -> dict[str, dict]:
-    """Both sides plan and check their kernels at once; their replies by side."""
-    for w in workers.values():
-        w.send(**request.message(w.side))
-    replies = {side: w.receive() for side, w in workers.items()}
+def _plan(
+    worker_pairs: Sequence[Mapping[str, WorkerProcess]], request: PlanRequest
+) -> dict[str, dict]:
+    """Every worker plans and checks its kernels, all at once; the first pair's replies by
+    side (every pair of one side plans alike: the same code in another layout)."""
+    for workers in worker_pairs:
+        for w in workers.values():
+            w.send(**request.message(w.side))
+    first, *others = [{side: w.receive() for side, w in ws.items()} for ws in worker_pairs]
+    for replies in others:
+        for side in SIDES:
+            if replies[side]["points"] != first[side]["points"]:
+                raise UserError(
+                    f"the {side} side's workers planned different points; is its code "
+                    "changing while benchdb ab runs?"
+                )
+    replies = first
     points = {side: [p[:4] for p in r["points"]] for side, r in replies.items()}
     if points["base"] != points["change"]:
         only = {
@@ -171,15 +184,19 @@ def run_ab(
         check_python(sides[side])
     with ExitStack() as stack:
         pads = dict(zip(SIDES, environment_pads([sides[s] for s in SIDES]), strict=True))
-        workers = {
-            side: stack.enter_context(WorkerProcess(sides[side], pads[side])) for side in SIDES
-        }
-        replies = _plan(workers, request)
+        worker_pairs = [
+            {
+                side: stack.enter_context(WorkerProcess(sides[side], pads[side], layout))
+                for side in SIDES
+            }
+            for layout in range(request.processes)
+        ]
+        replies = _plan(worker_pairs, request)
         plans = {side: SidePlan.from_reply(sides[side], r) for side, r in replies.items()}
         points = [PlannedPoint.from_json(p) for p in replies["base"]["points"]]
         db = open_db()
         kernels = register_kernels(db, plans)
-        runs, resumed = open_pair(db, detect_machine(), plans, order, request.trials, tags)
+        runs, resumed = open_pair(db, detect_machine(), plans, order, request, tags)
         held = _stored(db, runs, replies["base"]["benchmark_of"])
         todo = [p for p in points if p.point.key not in held]
         rng = np.random.default_rng(runs["base"])
@@ -193,8 +210,9 @@ def run_ab(
                     break
                 observer.point_started(planned.point)
                 paired = measure_pair(
-                    workers, planned.point.to_json(), request.pairs, order, rng, request.trials
-                )
+                    worker_pairs, planned.point.to_json(), request.pairs, order, rng,
+                    request.trials,
+                )  # fmt: skip
                 _store(db, runs, planned, paired, kernels)
                 measured += 1
                 observer.point_finished(planned.point)

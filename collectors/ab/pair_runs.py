@@ -30,7 +30,7 @@ from benchdb.machine import MachineInfo
 
 from ...kernels.api import KernelInfo
 from ..sweep import new_uuid
-from .protocol import SIDES, Side, kernel_from_json
+from .protocol import SIDES, PlanRequest, Side, kernel_from_json
 
 AB_TAG = "ab"
 
@@ -52,12 +52,13 @@ class SidePlan:
         return cls(side, reply["config"], env, kernels)
 
 
-def pair_key(plans: Mapping[str, SidePlan], order: str, trials: int) -> str:
+def pair_key(plans: Mapping[str, SidePlan], order: str, request: PlanRequest) -> str:
     """The ``sweep_hash`` of both runs: the same command gives the same key."""
     return content_hash(
         {
             "order": order,
-            "trials": trials,
+            "trials": request.trials,
+            **({"processes": request.processes} if request.processes > 1 else {}),
             **{
                 side: {"plan": p.config["sweep_hash"], "side": p.side.describe()}
                 for side, p in plans.items()
@@ -82,12 +83,12 @@ def open_pair(
     machine: MachineInfo,
     plans: Mapping[str, SidePlan],
     order: str,
-    trials: int,
+    request: PlanRequest,
     tags: Sequence[str],
 ) -> tuple[dict[str, int], bool]:
     """(run id by side, resumed?): the unfinished pair of this command, claimed, else two
     new runs."""
-    key = pair_key(plans, order, trials)
+    key = pair_key(plans, order, request)
     with db.session() as s:
         machine_id = register_machine(s, machine).id
         base_env = register_environment(s, plans["base"].environment).id
@@ -116,7 +117,8 @@ def open_pair(
                     "side": side,
                     "pair": uuids[other],
                     "order": order,
-                    "trials": trials,
+                    "trials": request.trials,
+                    "processes": request.processes,
                     "plan_hash": plan.config["sweep_hash"],
                     **plan.side.describe(),
                 },

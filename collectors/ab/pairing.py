@@ -5,11 +5,13 @@ calibrates the repetitions and both use that count, so a pair's two samples do t
 same number of repetitions.  Then pairs are taken until ``pairs`` of them ran
 undisturbed on both sides, in each of ``trials`` trials; each trial prepares the
 point afresh on both sides, its arrays at page offsets drawn for the trial and
-alike on both sides (:mod:`.array_layout`).  Where the arrays land in memory
-changes the time of the same code by several percent, and by 2x at a point whose
-arrays alias within a page (docs/findings/ab-comparison.md): within one
-preparation every pair shares that draw, so the trials, not the pairs, are a
-point's replicates (:mod:`benchdb.regress.paired`).  The order of the pairs:
+alike on both sides (:mod:`.array_layout`), in the next pair of worker processes
+(each pair placed in memory its own way, :func:`.process.layout_environment`).
+Where the arrays and the code land in memory changes the time of the same code
+by several percent, and by 2x at a point whose arrays alias within a page
+(docs/findings/ab-comparison.md): within one preparation every pair shares that
+draw, so the trials, not the pairs, are a point's replicates
+(:mod:`benchdb.regress.paired`).  The order of the pairs:
 
 * ``interleaved``: in each round the two sides take one sample each, one after the
   other, in an order drawn at random per round -- randomized multiple interleaved
@@ -143,7 +145,7 @@ def _trial(
 
 
 def measure_pair(
-    workers: Mapping[str, WorkerProcess],
+    worker_pairs: Sequence[Mapping[str, WorkerProcess]],
     point: Sequence[Any],
     pairs: int,
     order: str,
@@ -152,13 +154,16 @@ def measure_pair(
 ) -> PairedTiming:
     """``trials`` times: prepare ``point`` (``[benchmark, shape, precision, threads]``) on
     both sides afresh and take ``pairs`` clean sample pairs in ``order`` (module
-    docstring); the base calibrates the repetitions in the first trial."""
+    docstring); trial ``t`` runs on ``worker_pairs[t % len(worker_pairs)]``, and the
+    base calibrates the repetitions in the first trial."""
     threads = int(point[3])
     measured: list[dict[str, PointTiming]] = []
     placements: dict[str, str] = {}
     repetitions = 0
+    workers = worker_pairs[0]
     try:
         for trial in range(trials):
+            workers = worker_pairs[trial % len(worker_pairs)]
             layout = int(rng.integers(0, 2**31))  # the arrays' page offsets: alike on both sides
             for i, w in enumerate(workers.values()):
                 # duet: the sides swap CPUs from trial to trial, so that a CPU busier
@@ -179,6 +184,24 @@ def measure_pair(
         _both(workers, "release")
         return PairedTiming([], {}, exc.reason)
     return PairedTiming(measured, placements)
+
+
+MAX_DEFAULT_PROCESSES = 3
+"""Pairs of workers ``benchdb ab`` starts without ``--processes``: one per trial, at most
+this many (each pair compiles every kernel once)."""
+
+
+def choose_processes(requested: int | None, trials: int) -> int:
+    """Pairs of workers for ``trials`` trials a point; UserError for more pairs than trials
+    (a pair no trial runs on would only compile)."""
+    if requested is None:
+        return min(trials, MAX_DEFAULT_PROCESSES)
+    if requested > trials:
+        raise UserError(
+            f"--processes {requested} is more than --trials {trials}: each trial runs on one "
+            f"pair of processes; give --processes {trials} or more trials"
+        )
+    return requested
 
 
 DEFAULT_ORDER = "interleaved"

@@ -3,9 +3,8 @@ environment, asked one request at a time (or both sides at once: write, then rea
 
 Each worker starts with address-space randomization off (Linux ``personality``
 flag ``ADDR_NO_RANDOMIZE``, as ``setarch -R`` sets it).  Where a process's stack,
-heap, arrays and compiled code land changes how fast the same code runs: two
-processes of the same kernel differed by up to 25 % here, with ASLR, and by 7 %
-without (docs/findings/ab-comparison.md) -- Mytkowicz et al., "Producing Wrong
+heap, arrays and compiled code land changes how fast the same code runs, with
+ASLR and, less, without it (docs/findings/ab-comparison.md) -- Mytkowicz et al., "Producing Wrong
 Data Without Doing Anything Obviously Wrong!" (ASPLOS 2009) measured the same
 bias from the environment's size.  So both sides also get one ``PYTHONHASHSEED``
 (the order of every set and dict of strings, and with it what is allocated
@@ -13,6 +12,12 @@ where) and environments of one size (:func:`environment_pads`).  Two sides
 started alike then get the same layout, so the comparison measures the code, not
 the draw of addresses; a change that moves the layout is measured with its
 layout, as in any one build.
+
+One layout is still one draw: the two sides' trees differ (their paths, their
+plug-ins' files), and two processes of unchanged code can hold one point
+several percent apart in every trial.  So a run starts several pairs of workers, each pair with
+a layout of its own (:func:`layout_environment`: another hash seed and a longer
+environment, alike on both sides), and the trials of a point take turns on them.
 
 A worker that dies, or answers with something other than a JSON line, raises
 :class:`WorkerDied` quoting the last line it wrote to stderr (kept in a temporary
@@ -34,7 +39,10 @@ from benchdb.errors import UserError
 
 from .protocol import Side, decode, encode
 
-FIXED_HASH_SEED = "0"  # the same order of every dict and set of str in both workers
+LAYOUT_PAD_STEP = 272
+"""Characters the environment grows by from one layout to the next: a cache line and
+a sixteenth of a page more, so that the stacks of successive layouts start at other
+offsets within both."""
 ADDR_NO_RANDOMIZE = 0x0040000  # <linux/personality.h>
 _QUERY = 0xFFFFFFFF
 
@@ -52,6 +60,20 @@ def environment_pads(sides: Sequence[Side]) -> list[int]:
     """
     sizes = [sum(len(k) + len(v) + 2 for k, v in side.env.items()) for side in sides]
     return [max(sizes) - size for size in sizes]
+
+
+def layout_environment(side: Side, pad: int, layout: int) -> dict[str, str]:
+    """The environment of worker pair number ``layout``'s ``side`` process: that pair's
+    hash seed (the order of every dict and set of str, and with it what is allocated
+    where; a side's own ``PYTHONHASHSEED`` wins), the side's variables, and
+    :data:`PAD_VARIABLE` making it ``pad`` + ``layout`` x :data:`LAYOUT_PAD_STEP`
+    characters longer."""
+    return {
+        **os.environ,
+        "PYTHONHASHSEED": str(layout),
+        **side.env,
+        PAD_VARIABLE: "x" * (pad + layout * LAYOUT_PAD_STEP),
+    }
 
 
 def _no_aslr() -> None:
@@ -80,8 +102,9 @@ def check_python(side: Side) -> None:
 class WorkerProcess:
     """One side's worker; a context manager that stops it (``quit``, then kill)."""
 
-    def __init__(self, side: Side, pad: int = 0) -> None:
-        """``pad``: the length of :data:`PAD_VARIABLE`'s value (:func:`environment_pads`)."""
+    def __init__(self, side: Side, pad: int = 0, layout: int = 0) -> None:
+        """``pad``: what makes the sides' environments one size (:func:`environment_pads`);
+        ``layout``: which pair of workers this is (:func:`layout_environment`)."""
         self.side = side
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
         self.proc = subprocess.Popen(
@@ -89,12 +112,7 @@ class WorkerProcess:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
-            env={
-                **os.environ,
-                "PYTHONHASHSEED": FIXED_HASH_SEED,
-                **side.env,
-                PAD_VARIABLE: "x" * pad,
-            },
+            env=layout_environment(side, pad, layout),
             text=True,
             bufsize=1,
             preexec_fn=_no_aslr if sys.platform.startswith("linux") else None,

@@ -85,11 +85,12 @@ class PlanRequest:
     sample_time: float
     pairs: int  # clean pairs per trial
     trials: int = 3  # preparations of each point, per side
+    processes: int = 1  # pairs of workers, each placed in memory its own way
 
     def message(self, side: Side) -> dict[str, Any]:
         body = asdict(self)
         body["kernels"] = list(self.kernels) if self.kernels else None
-        del body["trials"]  # the coordinator's to run, not the worker's to plan
+        del body["trials"], body["processes"]  # the coordinator's to run, not the worker's
         body["programs"], body["plugins"] = list(side.programs), list(side.plugins)
         return {"op": "plan", **body}
 

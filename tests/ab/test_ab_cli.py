@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from benchdb.db.engine import open_database
+from benchdb.db.models import Run
 from benchdb.db.runs import ab_pair, stored_runs
 from tests.clihelpers import assert_user_error, benchdb, benchdb_command
 
@@ -64,6 +65,16 @@ def test_numba_opt0_is_slower_and_the_pair_is_stored(sqlite_url: str) -> None:
     compared = benchdb("compare", str(runs["base"]), str(runs["change"]), "--db", sqlite_url)
     assert compared.returncode == 1, compared.stderr
     assert "stream.triad" in compared.stdout
+
+
+def test_the_shallow_model_is_compared_on_two_pairs_of_workers(sqlite_url: str) -> None:
+    proc = benchdb("ab", "--kernels", "shallow", "--sizes", "24x24", *TINY, "--db", sqlite_url)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "shallow.cu" in _verdicts(proc.stdout)
+    db = open_database(sqlite_url)
+    with db.reading() as s:
+        configs = [s.get_one(Run, r["id"]).config["ab"] for r in stored_runs(db)]
+    assert [c["processes"] for c in configs] == [2, 2]  # one pair per trial
 
 
 def test_plugin_variant_doing_3x_the_work_is_slower(sqlite_url: str, tmp_path: Path) -> None:
@@ -120,6 +131,7 @@ def test_same_code_runs_and_a_killed_run_continues(sqlite_url: str) -> None:
         (["--pairs", "2"], "--pairs"),
         (["--threshold", "0"], "--threshold"),
         (["--json", "--markdown"], "--json or --markdown"),
+        (["--trials", "2", "--processes", "3"], "--processes 3 is more than --trials 2"),
     ],
 )
 def test_bad_input_exits_2_and_creates_nothing(

@@ -55,3 +55,12 @@ def test_a_state_without_arrays_to_move_is_left_alone() -> None:
         pass
 
     assert not relocate(Fields(), 1)
+
+
+def test_a_models_named_fields_are_left_where_they_are() -> None:
+    """Shallow's state is a NamedTuple of fields, read by name: not a step's state."""
+    bench = get_benchmark("shallow")
+    prepared = bench.prepare((32, 32), "float64", 1)
+    fields = prepared.state
+    assert not relocate(prepared, 3)
+    assert prepared.state is fields

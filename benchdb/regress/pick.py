@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from ..db.engine import Database
@@ -49,21 +48,22 @@ KIND_NAMES = {
 
 @dataclass(frozen=True)
 class RunInfo:
-    """One run as a report names it."""
+    """One run as a report names it: its record, how many points it holds, and its
+    settings in words."""
 
-    run_id: int
-    kind: str
-    status: str
-    tags: tuple[str, ...]
-    started_at: datetime
-    environment_id: int
+    record: RunRecord
     measurements: int
     settings: str
 
     @property
+    def run_id(self) -> int:
+        return self.record.id
+
+    @property
     def label(self) -> str:
-        tags = f" [{', '.join(self.tags)}]" if self.tags else ""
-        return f"run {self.run_id}{tags} of {self.started_at:%Y-%m-%d %H:%M}"
+        run = self.record
+        tags = f" [{', '.join(run.tags)}]" if run.tags else ""
+        return f"run {run.id}{tags} of {run.started_at:%Y-%m-%d %H:%M}"
 
 
 @dataclass(frozen=True)
@@ -131,16 +131,7 @@ def describe_settings(run: RunRecord) -> str:
 
 
 def _info(run: RunRecord, measurements: int) -> RunInfo:
-    return RunInfo(
-        run_id=run.id,
-        kind=run.kind,
-        status=run.status,
-        tags=tuple(run.tags or ()),
-        started_at=run.started_at,
-        environment_id=run.environment_id,
-        measurements=measurements,
-        settings=describe_settings(run),
-    )
+    return RunInfo(run, measurements, describe_settings(run))
 
 
 def _not_taken(run: RunRecord, wanted: Mapping[str, Any]) -> str:
@@ -188,7 +179,7 @@ def pick_runs(db: Database, machine: str | None = None, host: str | None = None)
         info = {r.id: _info(r, counts.get(r.id, 0)) for r in runs}
         at = next((i for i, r in enumerate(runs) if not _not_taken(r, settings(r))), None)
         if at is None:
-            found = "; ".join(f"{i.label}: {i.settings}, {i.status}" for i in info.values())
+            found = "; ".join(f"{i.label}: {i.settings}, {i.record.status}" for i in info.values())
             raise UserError(
                 f"{scope.label} has no complete kernel collection "
                 f"({found or 'no measured run'}); run `benchdb collect` first"

@@ -102,7 +102,7 @@ def prediction(db: Database, pick: RunPick, points: pd.DataFrame) -> Prediction:
         precision=precision,
         machine=str(pick.scope.node_class_id),
         host=pick.scope.host,
-        environment_id=pick.collection.environment_id,
+        environment_id=pick.collection.record.environment_id,
         context=context,
         store=False,  # a report reads: it never waits for, or adds to, the database
     )

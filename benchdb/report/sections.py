@@ -39,7 +39,7 @@ def _describe(run: RunInfo | None) -> str:
         return "none"
     return (
         f"{run.label}: {run.settings}; {run.measurements} measurements; "
-        f"environment {run.environment_id}"
+        f"environment {run.record.environment_id}"
     )
 
 

@@ -109,10 +109,13 @@ def paired_change(
     A pair's two samples saw the same moment of the host, so drift that slows both
     cancels in its ratio instead of widening the interval; within a point the
     replicates' ratios, not each side's samples apart, are resampled.  The points are
-    resampled as above, though drift cancels in a pair, because each side runs in one
-    process: where that process put its code and data moves a point by several
-    percent in every trial alike (docs/findings/ab-comparison.md), and only the
-    disagreement between the points shows that spread.
+    resampled as above, though drift cancels in a pair, because a point's trials run
+    in a few pairs of processes at most: where a process put its code and data moves
+    a point by several percent in all of that process's trials alike, and a busy
+    host leaves a point one or two trials; with so few draws only the disagreement
+    between the points shows that spread.  Keeping the points and resampling only
+    the trials was tried twice and called unchanged kernels slower both times
+    (docs/findings/ab-comparison.md).
     """
     if not ratios:
         raise ValueError("paired_change() needs at least one point")

@@ -58,9 +58,9 @@ def _kernel(point_factors: list[float], spread: float = 0.005) -> str:
 
 
 def test_points_that_disagree_are_not_enough_to_call_a_kernel_slower() -> None:
-    """Each side is one process, and where it put its code and data can move a point by
-    8 % in all of its trials (docs/findings/ab-comparison.md): two points 6-7 % slower
-    and one unchanged, each with tight trials, do not make the kernel slower."""
+    """Where a pair of worker processes put its code and data can move a point by 8 %
+    in all of that pair's trials (docs/findings/ab-comparison.md): two points 6-7 %
+    slower and one unchanged, each with tight trials, do not make the kernel slower."""
     assert _kernel([1.06, 0.99, 1.07]) == "noisy"
 
 

@@ -28,7 +28,7 @@ import time
 from typing import Any
 
 from benchdb.kernels import get_benchmark
-from benchdb.kernels.catalog import STREAM_KERNELS
+from benchdb.kernels.builtin.stream import STREAM_KERNELS
 
 from benchdb.machine import detect_machine
 

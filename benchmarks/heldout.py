@@ -65,7 +65,7 @@ from benchdb.collectors.plan import SweepPlan, build_plan, select_benchmarks
 from benchdb.collectors.refine import RefineSettings, refine
 from benchdb.collectors.sizes import ROUNDING_TOL
 from benchdb.collectors.sweep import Context, detect_context, run_sweep, verify_plan
-from benchdb.kernels.catalog import SHALLOW_LOOPS
+from benchdb.kernels.builtin.shallow import SHALLOW_LOOPS
 from benchdb.kernels.registry import BUILTIN
 from heldout_common import Stats, measured, pass_times
 

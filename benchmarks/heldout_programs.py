@@ -50,8 +50,7 @@ from pathlib import Path
 import numpy as np
 from benchdb.collectors.plan import build_plan
 from benchdb.collectors.sizes import DEFAULT_DENSITY
-from benchdb.kernels.catalog import SHALLOW_ARRAYS, SHALLOW_LOOPS
-from benchdb.kernels.geometry import SHALLOW
+from benchdb.kernels.builtin.shallow import SHALLOW, SHALLOW_ARRAYS, SHALLOW_LOOPS
 from benchdb.kernels.sources import load_catalog
 from co_runners import CO_RUNNERS, co_runners
 from heldout_common import Stats, measured, summary

@@ -17,7 +17,7 @@ import math
 import statistics
 
 from benchdb.kernels import get_benchmark
-from benchdb.kernels.catalog import SHALLOW_ARRAYS
+from benchdb.kernels.builtin.shallow import SHALLOW_ARRAYS
 from benchdb.kernels.geometry import itemsize
 
 from benchdb.machine import read_caches_sysfs

@@ -21,7 +21,7 @@ from importlib.resources import as_file, files
 from pathlib import Path
 
 from benchdb.kernels import get_benchmark
-from benchdb.kernels.catalog import STREAM_KERNELS
+from benchdb.kernels.builtin.stream import STREAM_KERNELS
 
 from benchdb.machine import read_caches_sysfs
 

@@ -1,8 +1,8 @@
 """Numba kernels, numpy references and per-kernel metadata (no database, no CLI).
 
-Importing this package imports neither numba nor numpy's compiled kernels:
-the registry and metadata are pure Python, and each benchmark loads its
-compiled implementation on the first ``prepare()``.
+Importing this package does not import numba: the built-in families
+(:mod:`.builtin`) hold their steps as plain Python, and each benchmark
+compiles its implementation on the first ``prepare()``.
 """
 
 from .api import Benchmark, KernelInfo, Prepared, Shape

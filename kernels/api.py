@@ -59,7 +59,7 @@ class KernelInfo:
     stores_per_point: float
     arrays: int
     description: str
-    footprint_version: int = 1  # of how a shape maps to points and bytes (catalog.py)
+    footprint_version: int = 1  # of how a shape maps to points and bytes (builtin/shallow)
     write_allocate: bool = True
     extra: Mapping[str, object] = field(default_factory=dict)
     origin: str = "builtin"  # builtin, plugin or program
@@ -126,6 +126,20 @@ class SelfTimed(Protocol):
     def last_schedstat(self) -> ChildSchedstat | None:
         """The scheduler's account of the process of the last ``run()``; None where the
         operating system keeps none (no procfs, no ``pidfd_open``)."""
+
+
+class SizedBenchmark(Protocol):
+    """What preparing and checking a compiled benchmark asks of it: its name, the points
+    and bytes of a shape, and the small shape its reference check runs at."""
+
+    name: str
+    check_shape: Shape
+
+    def points(self, shape: Shape) -> int:
+        """Points each repetition updates at ``shape``."""
+
+    def footprint_bytes(self, shape: Shape, precision: str) -> int:
+        """Footprint in bytes of all arrays, computed without allocating."""
 
 
 class Benchmark(Protocol):

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 Shape = tuple[int, ...]
 
 DTYPE_BYTES: Mapping[str, int] = {"float64": 8, "float32": 4}
+PRECISIONS: tuple[str, ...] = tuple(DTYPE_BYTES)  # what every built-in kernel runs in
 
 
 class KernelError(ValueError):

@@ -1,5 +1,7 @@
 """Problem shapes: validation, points per repetition and memory footprint.
 
+Each built-in family declares the geometry of its kernels in its own module
+(:mod:`.builtin`); a user's kernel gets one from its layout (:mod:`.layout`).
 Pure Python (no numpy, no numba) so that the predictor can compute the
 footprint of any shape it is asked about (paper 003 eq. 9) without importing
 the compiled code.
@@ -9,13 +11,11 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from math import prod
 from typing import Any
 
 from .basics import DTYPE_BYTES, Shape
-
-INDEX_BYTES = 8  # column offsets of the tridiagonal batch are int64
 
 
 def itemsize(precision: str) -> int:
@@ -25,26 +25,6 @@ def itemsize(precision: str) -> int:
     except KeyError:
         valid = ", ".join(DTYPE_BYTES)
         raise ValueError(f"unknown precision {precision!r}; use one of: {valid}") from None
-
-
-def column_length(col, nlevels: int):
-    """Levels in water column ``col`` (an int or an integer numpy array).
-
-    Ocean columns differ in depth (paper 004 section 10.1: the Baltic Sea
-    domain mixes 1-level and 100-level columns).  Lengths run from
-    ceil(nlevels/2) to nlevels; the multiplier 37 scatters them so that
-    neighbouring columns differ, deterministically.
-    """
-    low = (nlevels + 1) // 2
-    return low + (col * 37) % (nlevels - low + 1)
-
-
-def tridiag_points(ncols: int, nlevels: int) -> int:
-    """Total levels over all columns, in O(nlevels) rather than O(ncols)."""
-    span = nlevels - (nlevels + 1) // 2 + 1
-    full, rest = divmod(ncols, span)
-    period = sum(column_length(c, nlevels) for c in range(span))
-    return full * period + sum(column_length(c, nlevels) for c in range(rest))
 
 
 @dataclass(frozen=True)
@@ -98,43 +78,10 @@ class Geometry:
         return int(self.bytes_of(shape, itemsize(precision)))
 
 
-def _interior(shape: Shape) -> int:
+def interior(shape: Shape) -> int:
+    """Points of a stencil sweep: all but the boundary layer of every extent."""
     return prod(n - 2 for n in shape)
 
 
 def arrays_of(count: int, points_per_array: Callable[[Shape], int]) -> Callable[[Shape], int]:
     return lambda shape: count * points_per_array(shape)
-
-
-SHALLOW = Geometry(
-    ndim=2,
-    min_extent=1,
-    points=lambda s: s[0] * s[1],
-    # paper 003 eq. (9): (M+1)(N+1) x 13 arrays
-    elements=lambda s: 13 * (s[0] + 1) * (s[1] + 1),
-    contiguous_axis=0,
-)
-# The loops that update the full (M+1)(N+1) arrays (paper 003 section II: the time
-# filter; and the copies): the same footprint, more points.
-SHALLOW_FULL = replace(SHALLOW, points=lambda s: (s[0] + 1) * (s[1] + 1))
-STENCIL2D = Geometry(
-    ndim=2, min_extent=3, points=_interior, elements=arrays_of(2, prod), contiguous_axis=1
-)
-STENCIL3D = Geometry(
-    ndim=3, min_extent=3, points=_interior, elements=arrays_of(2, prod), contiguous_axis=2
-)
-JACOBI = Geometry(
-    ndim=2, min_extent=3, points=_interior, elements=arrays_of(3, prod), contiguous_axis=1
-)
-TRIDIAG = Geometry(
-    ndim=2,
-    min_extent=1,
-    points=lambda s: tridiag_points(*s),
-    elements=lambda s: 5 * tridiag_points(*s),
-    extra_bytes=lambda s: (s[0] + 1) * INDEX_BYTES,
-)
-
-
-def stream(arrays: int) -> Geometry:
-    """A STREAM kernel over ``arrays`` vectors of length n."""
-    return Geometry(ndim=1, min_extent=1, points=prod, elements=arrays_of(arrays, prod))

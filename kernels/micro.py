@@ -1,5 +1,5 @@
-"""Timing driver and registry entries of the micro-kernels (stencils, Jacobi,
-tridiagonal, STREAM).
+"""Timing driver of the micro-kernels: the built-ins declared in :mod:`.builtin`
+(stencils, Jacobi, tridiagonal, STREAM) and users' plugins (:mod:`.plugin`).
 
 A micro-kernel is timed in isolation (docs/design.md, "Measurement method"): one
 compiled driver runs all repetitions and reads the time-stamp counter before
@@ -15,14 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from . import fields, reference
-from .api import Shape, Verification
+from .api import Shape, SizedBenchmark, Verification
 from .clock import seconds, tick
-from .jit import Variants, serial
-from .registry import LazyBenchmark
-from .stencil import JACOBI2D, STENCIL2D5, STENCIL3D7
-from .stream import STREAM
-from .tridiag import TRIDIAG
+from .jit import Variants, serial, variants
 from .verify import as_arrays, compare
 
 CHECK_REPETITIONS = 4  # repetitions compared with the reference, the first one included
@@ -52,15 +47,6 @@ def iterate_until(step, state, residual, tolerance, max_repetitions):
     return max_repetitions
 
 
-def _ping_pong_output(state: tuple, done: int) -> np.ndarray:
-    """The array written last: repetition 0 writes the second array."""
-    return state[1] if done % 2 == 1 else state[0]
-
-
-def _output_at(index: int) -> Callable[[tuple, int], np.ndarray]:
-    return lambda state, done: state[index]
-
-
 @dataclass(frozen=True)
 class MicroKernel:
     """A micro-kernel: initial state, compiled step, numpy reference step, output.
@@ -76,28 +62,19 @@ class MicroKernel:
     output: Callable[[tuple, int], np.ndarray | tuple[np.ndarray, ...]]
     tolerance: float | None = None  # relative; None: verify.TOLERANCE of the precision
 
-
-def _stream_kernel(op: str, output: int) -> MicroKernel:
-    return MicroKernel(
-        setup=lambda shape, precision: fields.stream(op, shape[0], precision),
-        step=STREAM[op],
-        reference=getattr(reference, f"stream_{op}"),
-        output=_output_at(output),
-    )
-
-
-KERNELS: dict[str, MicroKernel] = {
-    "stencil2d5": MicroKernel(fields.stencil, STENCIL2D5, reference.stencil, _ping_pong_output),
-    "stencil3d7": MicroKernel(fields.stencil, STENCIL3D7, reference.stencil, _ping_pong_output),
-    "jacobi2d": MicroKernel(fields.jacobi, JACOBI2D, reference.jacobi2d, _ping_pong_output),
-    "tridiag": MicroKernel(fields.tridiag, TRIDIAG, reference.tridiag, _output_at(3)),
-    "stream.copy": _stream_kernel("copy", 1),
-    "stream.scale": _stream_kernel("scale", 0),
-    "stream.add": _stream_kernel("add", 2),
-    "stream.triad": _stream_kernel("triad", 0),
-    "stream.sum": _stream_kernel("sum", 1),
-    "stream.fill": _stream_kernel("fill", 0),
-}
+    @classmethod
+    def declared(
+        cls,
+        setup: Callable[[Shape, str], tuple],
+        step: Callable[..., Any],
+        reference: Callable[[tuple, int], None] | None,
+        output: Callable[[tuple, int], Any],
+        tolerance: float | None = None,
+    ) -> MicroKernel:
+        """A declared kernel (a built-in's or a plugin's) with its step compiled both
+        ways; a step given already jitted is compiled from the function it wraps."""
+        compiled = variants(getattr(step, "py_func", step))
+        return cls(setup, compiled, reference, output, tolerance)
 
 
 @dataclass
@@ -131,7 +108,7 @@ class MicroPrepared:
 
 
 def prepare_micro(
-    bench: LazyBenchmark | Any, kernel: MicroKernel, shape: Shape, precision: str, threads: int
+    bench: SizedBenchmark, kernel: MicroKernel, shape: Shape, precision: str, threads: int
 ) -> MicroPrepared:
     """Set up ``kernel`` and run one untimed repetition: JIT compile plus first touch.
 
@@ -150,7 +127,7 @@ def prepare_micro(
 
 
 def verify_micro(
-    bench: LazyBenchmark | Any, kernel: MicroKernel, precision: str, threads: int
+    bench: SizedBenchmark, kernel: MicroKernel, precision: str, threads: int
 ) -> Verification | None:
     """The compiled kernel against its reference over :data:`CHECK_REPETITIONS`
     repetitions at ``bench.check_shape``; None when it has no reference."""
@@ -165,23 +142,3 @@ def verify_micro(
     expected = as_arrays(kernel.output(state, prepared.repetitions_done))
     got = as_arrays(prepared.output())
     return compare(bench.name, shape, precision, threads, got, expected, kernel.tolerance)
-
-
-def prepare(bench: LazyBenchmark, shape: Shape, precision: str, threads: int) -> MicroPrepared:
-    """A built-in micro-kernel, set up with one untimed repetition done."""
-    return prepare_micro(bench, KERNELS[bench.name], shape, precision, threads)
-
-
-def verify(bench: LazyBenchmark, precision: str, threads: int) -> Verification | None:
-    return verify_micro(bench, KERNELS[bench.name], precision, threads)
-
-
-def jacobi_solve(
-    shape: Shape, precision: str, tolerance: float, max_iterations: int, threads: int = 1
-) -> tuple[np.ndarray, int]:
-    """Jacobi iterations on the Poisson problem of :func:`.fields.jacobi` until the
-    squared update norm drops to ``tolerance``; (solution, iterations)."""
-    state = fields.jacobi(shape, precision)
-    step = JACOBI2D.for_threads(threads)
-    iterations = iterate_until(step, state, state[-1], tolerance, max_iterations)
-    return _ping_pong_output(state, iterations), iterations

@@ -6,8 +6,9 @@ precision, the step (one repetition, a plain Python function that benchdb
 compiles with the options of its own kernels, :mod:`.jit`, serially and with
 ``parallel=True``), an optional numpy reference, and the metadata that the
 ``kernel`` table stores.  benchdb generates the rest as for its own
-micro-kernels (:mod:`.micro`): the compiled repetition driver that reads the
-clock in compiled code, the reference check before a sweep, the checksum.
+micro-kernels, which its family modules declare the same way (:mod:`.builtin`,
+:mod:`.micro`): the compiled repetition driver that reads the clock in
+compiled code, the reference check before a sweep, the checksum.
 
 This module imports neither numba nor numpy: a plugin can be listed, and its
 kernels' footprints computed, without compiling anything.
@@ -23,6 +24,7 @@ from functools import cached_property
 from typing import Any
 
 from .api import DTYPE_BYTES, KernelError, KernelInfo, PointFailure, Shape, Verification
+from .basics import PRECISIONS
 from .geometry import Geometry, itemsize
 from .layout import Layout
 from .spec import LOOP_RE
@@ -57,7 +59,7 @@ class PluginKernel:
     output: Callable[[tuple, int], Any] | None = None
     description: str = ""
     family: str | None = None
-    precisions: tuple[str, ...] = ("float64", "float32")
+    precisions: tuple[str, ...] = PRECISIONS
     check_shape: Shape | None = None
     tolerance: float | None = None  # relative; default: verify.TOLERANCE of the precision
 
@@ -180,16 +182,11 @@ class PluginBenchmark:
     @cached_property
     def _micro(self) -> Any:
         """The :class:`~.micro.MicroKernel` (compiles on first use: imports numba)."""
-        from .jit import variants
         from .micro import MicroKernel
 
         d = self.declared
-        return MicroKernel(
-            setup=d.setup,
-            step=variants(getattr(d.step, "py_func", d.step)),
-            reference=d.reference,
-            output=d.output or _all_arrays,
-            tolerance=d.tolerance,
+        return MicroKernel.declared(
+            d.setup, d.step, d.reference, d.output or _all_arrays, d.tolerance
         )
 
     def prepare(self, shape: Shape, precision: str, threads: int) -> Any:

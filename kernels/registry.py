@@ -1,95 +1,20 @@
-"""The registry of benchmarks the collectors can run.
+"""The registry of benchmarks the collectors can run: the built-ins, and a catalog
+that user code extends.
 
-Each entry is cheap to import: the compiled implementation (and numba) is
-imported only when ``prepare()`` is first called, so the predictor can list
+The built-ins are the families of :mod:`.builtin`, each registering its own
+kernels.  Each entry is cheap to import: the compiled implementation (and numba)
+is imported only when ``prepare()`` is first called, so the predictor can list
 kernels and compute footprints without a JIT import.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import catalog, geometry
-from .api import Benchmark, KernelError, KernelInfo, Prepared, Shape, Verification
-from .geometry import Geometry
-
-
-@dataclass(frozen=True)
-class LazyBenchmark:
-    """A :class:`~.api.Benchmark` whose implementation module loads on first use.
-
-    ``module`` names a sibling module exposing
-    ``prepare(benchmark, shape, precision, threads) -> Prepared`` and
-    ``verify(benchmark, precision, threads) -> Verification`` (the compiled
-    code against its numpy reference at ``check_shape``); both receive this
-    object, so they know the name and the geometry.
-    """
-
-    name: str
-    kernels: Sequence[KernelInfo]
-    geometry: Geometry
-    module: str
-    check_shape: Shape
-    precisions: tuple[str, ...] = catalog.PRECISIONS
-    max_threads: int | None = None
-    kernel_geometry: Mapping[str, Geometry] = field(default_factory=dict)  # where not ``geometry``
-
-    @property
-    def ndim(self) -> int:
-        return self.geometry.ndim
-
-    def footprint_bytes(self, shape: Shape, precision: str) -> int:
-        return self.geometry.footprint_bytes(shape, precision)
-
-    def points(self, shape: Shape) -> int:
-        """Points each repetition updates, the same for all the benchmark's kernels."""
-        return self.geometry.points(self.geometry.validate(shape))
-
-    def geometry_of(self, kernel: str) -> Geometry:
-        """The geometry kernel ``kernel`` is rated by: the benchmark's, unless it updates
-        other points (the shallow loops over the full arrays)."""
-        return self.kernel_geometry.get(kernel, self.geometry)
-
-    def kernel_points(self, shape: Shape) -> dict[str, int]:
-        shape = self.geometry.validate(shape)
-        return {k.name: self.geometry_of(k.name).points(shape) for k in self.kernels}
-
-    def prepare(self, shape: Shape, precision: str, threads: int = 1) -> Prepared:
-        shape = self.geometry.validate(shape)
-        geometry.itemsize(precision)
-        if not isinstance(threads, int) or threads < 1:
-            raise ValueError(f"threads must be a positive integer, not {threads!r}")
-        return self._impl().prepare(self, shape, precision, threads)
-
-    def verify(self, precision: str, threads: int) -> Verification:
-        return self._impl().verify(self, precision, threads)
-
-    def _impl(self) -> Any:
-        return importlib.import_module(f".{self.module}", __package__)
-
-
-def _micro(kernel: KernelInfo, geom: Geometry, check_shape: Shape) -> LazyBenchmark:
-    return LazyBenchmark(kernel.name, (kernel,), geom, "micro", check_shape)
-
-
-_ENTRIES: tuple[LazyBenchmark, ...] = (
-    LazyBenchmark(
-        "shallow",
-        catalog.SHALLOW_KERNELS,
-        geometry.SHALLOW,
-        "shallow",
-        (33, 20),
-        kernel_geometry=dict.fromkeys(catalog.SHALLOW_FULL_ARRAY, geometry.SHALLOW_FULL),
-    ),
-    _micro(catalog.STENCIL2D5, geometry.STENCIL2D, (13, 17)),
-    _micro(catalog.STENCIL3D7, geometry.STENCIL3D, (7, 9, 11)),
-    _micro(catalog.JACOBI2D, geometry.JACOBI, (13, 17)),
-    _micro(catalog.TRIDIAG, geometry.TRIDIAG, (23, 10)),
-    *(_micro(k, geometry.stream(k.arrays), (1001,)) for k in catalog.STREAM_KERNELS),
-)
+from . import builtin
+from .api import Benchmark, KernelError, KernelInfo
 
 
 @dataclass(frozen=True)
@@ -148,10 +73,10 @@ def _describe(source: Mapping[str, Any]) -> str:
     return " ".join(f"{k} {v}" for k, v in source.items() if k != "version")
 
 
-BUILTIN = Catalog({b.name: b for b in _ENTRIES})
+BUILTIN = Catalog({b.name: b for b in builtin.BENCHMARKS})
 BENCHMARKS: Mapping[str, Benchmark] = BUILTIN.benchmarks
 
-_KERNELS: dict[str, KernelInfo] = {k.name: k for k in catalog.ALL_KERNELS}
+_KERNELS: dict[str, KernelInfo] = {k.name: k for k in BUILTIN.kernels()}
 
 
 def get_benchmark(name: str) -> Benchmark:
@@ -161,7 +86,7 @@ def get_benchmark(name: str) -> Benchmark:
 
 def all_kernels() -> list[KernelInfo]:
     """Every kernel any benchmark times, in registry order."""
-    return list(catalog.ALL_KERNELS)
+    return BUILTIN.kernels()
 
 
 def kernel_info(name: str) -> KernelInfo:

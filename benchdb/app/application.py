@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..kernels.api import DTYPE_BYTES
-from ..kernels.geometry import SHALLOW, Geometry
+from ..kernels.builtin.shallow import SHALLOW
+from ..kernels.geometry import Geometry
 from ..kernels.parallel_spec import HaloSpec
 from .context import FULLSTEP, LoopContext
 

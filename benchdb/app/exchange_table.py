@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from ..kernels.geometry import SHALLOW, Geometry
+from ..kernels.builtin.shallow import SHALLOW
+from ..kernels.geometry import Geometry
 from ..stats import summarize
 from .decomposition import Decomposition
 

@@ -10,7 +10,7 @@ fields need none: the time filter and the copies run over the full arrays,
 halos included, from fields whose halos are already current.
 
 Every field is staggered so that it has exactly one halo row and one halo
-column (:data:`benchdb.kernels.shallow_model.STAGGER`), so an exchange is a
+column (:data:`benchdb.kernels.builtin.shallow.model.STAGGER`), so an exchange is a
 one-directional shift per axis: X phase first (rows of ``nl + 1`` elements),
 then Y phase (columns of ``ml + 1`` elements, halo row included so that the
 corner arrives), as POP's two sequential phases (paper 001 eq. 8); the halo
@@ -21,7 +21,7 @@ model sizes those messages with :func:`benchdb.comm.halo_model.halo_message_byte
 from __future__ import annotations
 
 from ..kernels.api import DTYPE_BYTES
-from ..kernels.catalog import SHALLOW_LOOPS
+from ..kernels.builtin.shallow import SHALLOW_LOOPS
 from ..kernels.parallel_spec import HaloSpec
 from .application import Application
 

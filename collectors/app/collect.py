@@ -25,7 +25,7 @@ from benchdb.shapes import shape_key
 from benchdb.units import fmt_bytes
 
 from ...kernels.api import DTYPE_BYTES
-from ...kernels.geometry import SHALLOW
+from ...kernels.builtin.shallow import SHALLOW
 from .launch import failure_message, run_mpi
 
 WORKER = "benchdb.collectors.app.worker"

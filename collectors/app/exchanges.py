@@ -34,7 +34,7 @@ from benchdb.db.engine import Database
 from benchdb.errors import UserError
 from benchdb.machine import MachineInfo
 
-from ...kernels.geometry import SHALLOW
+from ...kernels.builtin.shallow import SHALLOW
 from .collect import run_cases
 
 START_FRACTION_OF_L1 = 0.75

@@ -1,6 +1,6 @@
 """One block's loops timed inside the distributed step: what a P-rank run executes.
 
-A 1-rank run steps the serial model (:func:`benchdb.kernels.shallow.run_steps`
+A 1-rank run steps the serial model (:func:`benchdb.kernels.builtin.shallow.step.run_steps`
 over every phase, with the periodic boundary phases); a P-rank run steps
 :func:`.stepping.distributed_steps`, the same compiled phases in three ranges
 with the halo exchanges between them.  The loops do not run at the same speed
@@ -22,8 +22,8 @@ from mpi4py import MPI
 
 from benchdb.app.decomposition import Decomposition
 
-from ...kernels.shallow import state_checksum
-from ...kernels.shallow_model import step_constants
+from ...kernels.builtin.shallow.model import step_constants
+from ...kernels.builtin.shallow.step import state_checksum
 from .worker import RankModel
 
 

@@ -42,7 +42,7 @@ from benchdb.db.shallow_points import shallow_contexts, shallow_shapes_between
 from benchdb.errors import UserError
 from benchdb.shapes import shape_key
 
-from ...kernels.geometry import SHALLOW
+from ...kernels.builtin.shallow import SHALLOW
 from ..plan import build_plan
 from ..sweep import Context, detect_context, run_sweep
 from .exchanges import calibrate_exchanges, square_cases

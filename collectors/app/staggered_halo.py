@@ -1,7 +1,7 @@
 """Periodic halo exchange of the staggered shallow-water fields, in compiled code.
 
 Each shallow-water field has one halo row and one halo column, on the side
-given by its staggering (:func:`benchdb.kernels.shallow_model.halo`): a field
+given by its staggering (:func:`benchdb.kernels.builtin.shallow.model.halo`): a field
 whose inner points start at index 1 keeps its halo at 0, a copy of the last
 inner row, which on a decomposed grid lives on the *lower* neighbour; one
 starting at 0 keeps it at the end, a copy of the *upper* neighbour's first
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from numba import njit
 
+from ...kernels.builtin.shallow.model import halo
 from ...kernels.clock import tick
-from ...kernels.shallow_model import halo
 from ..mpi.native import sendrecv
 
 _halo = njit(halo)  # the serial model's (halo index, source index) rule, compiled

@@ -1,7 +1,7 @@
 """The distributed shallow-water time step, compiled whole: loops and halo exchanges.
 
 One call runs ``steps`` leapfrog steps of one rank: the serial benchmark's
-compiled phases (:func:`benchdb.kernels.shallow.drive`, over phase
+compiled phases (:func:`benchdb.kernels.builtin.shallow.step.drive`, over phase
 ranges, per-phase ticks) with the seven halo exchanges (:mod:`.staggered_halo`) in
 place of the two periodic boundary updates -- cu, cv, z, h after the first
 four loops (Fortran loops 110/115), unew, vnew, pnew after the next three
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ...kernels.shallow import N_PHASES, PERIODIC_CVZH, PERIODIC_NEW, PHASE, drive
+from ...kernels.builtin.shallow.step import N_PHASES, PERIODIC_CVZH, PERIODIC_NEW, PHASE, drive
 from .staggered_halo import exchange
 
 N_FIRST = 4  # cu, cv, z, h: the order of benchdb.app.shallow_app.EXCHANGED_FIELDS

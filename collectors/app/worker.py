@@ -2,7 +2,7 @@
 
 ``python -m benchdb.collectors.app.worker CONFIG_JSON OUT_JSON``.  Every rank
 builds its block of the original initial conditions (the global fields of
-:func:`benchdb.kernels.shallow_model.initial_state`, sliced: the same numbers
+:func:`benchdb.kernels.builtin.shallow.model.initial_state`, sliced: the same numbers
 as the serial model), runs the model's first, forward step untimed (it also
 compiles), then ``steps`` timed leapfrog steps, compiled whole with their
 halo exchanges (:mod:`.stepping`).  A single rank runs the serial model's
@@ -34,15 +34,15 @@ from benchdb.app.energy import RaplReader
 from benchdb.app.shallow_app import EXCHANGED_FIELDS
 
 from ...kernels.arrays import aligned_empty
-from ...kernels.clock import read_overhead_ticks, seconds
-from ...kernels.shallow import N_PHASES, PHASES, run_steps
-from ...kernels.shallow_model import (
+from ...kernels.builtin.shallow.model import (
     STAGGER,
     ShallowState,
     initial_state,
     mass,
     step_constants,
 )
+from ...kernels.builtin.shallow.step import N_PHASES, PHASES, run_steps
+from ...kernels.clock import read_overhead_ticks, seconds
 from ..mpi import native
 from .stepping import distributed_steps
 

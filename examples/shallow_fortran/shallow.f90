@@ -5,7 +5,7 @@
 ! HPCS 2014, Listing 1 and Table I): an M x N periodic domain held in
 ! (M+1) x (N+1) arrays with one halo row and column, 13 arrays, ten update
 ! loops, seven periodic boundary updates and three copies per time step.  It
-! computes the same model as benchdb's kernels/shallow_model.py, in the same
+! computes the same model as benchdb's kernels/builtin/shallow/model.py, in the same
 ! order: index (i,j) here is [i-1, j-1] there.
 !
 ! Usage: ./shallow M N REPS
@@ -38,7 +38,7 @@ program shallow
    real(dp), parameter :: a = 1.0e6_dp, alpha = 0.001_dp
    real(dp), parameter :: pi = 3.14159265358979323846_dp
 
-   ! The 13 phases of one time step, in order (kernels/shallow.py PHASES):
+   ! The 13 phases of one time step, in order (kernels/builtin/shallow/step.py PHASES):
    ! the ten update loops of paper 003 Table I, the periodic continuation of
    ! cu, cv, z, h and then of unew, vnew, pnew, and the three copies.
    integer, parameter :: nphases = 13
@@ -170,7 +170,7 @@ contains
    end subroutine usage
 
    subroutine initial_state()
-      ! The original initial conditions (kernels/shallow_model.py initial_state):
+      ! The original initial conditions (kernels/builtin/shallow/model.py initial_state):
       ! stream function psi and pressure p; u = -d(psi)/dy and v = d(psi)/dx
       ! (non-divergent), made periodic; the old fields start equal to the
       ! current ones.
@@ -391,7 +391,7 @@ contains
 
    subroutine periodic(f, offset_i, offset_j)
       ! Periodic continuation of one field (the original's loops 110/115 and
-      ! 210/215, as kernels/shallow_model.py periodic).  Along an axis where
+      ! 210/215, as kernels/builtin/shallow/model.py periodic).  Along an axis where
       ! the field's inner points start at index 2 (offset 1) the halo is
       ! index 1, a copy of the last index; where they start at 1 the halo is
       ! the last index, a copy of index 1.
@@ -462,12 +462,12 @@ contains
    end function clock_read_overhead
 
    real(dp) function checksum()
-      ! Sum of u, v and p over the full arrays (kernels/shallow.py state_checksum).
+      ! Sum of u, v and p over the full arrays (kernels/builtin/shallow/step.py state_checksum).
       checksum = sum(u) + sum(v) + sum(p)
    end function checksum
 
    real(dp) function mass()
-      ! Sum of p over the M x N inner points (kernels/shallow_model.py mass):
+      ! Sum of p over the M x N inner points (kernels/builtin/shallow/model.py mass):
       ! pnew - pold is a flux divergence that sums to zero on the periodic
       ! domain, and the time filter combines time levels of equal sums, so
       ! the scheme conserves it up to round-off.  Summed column by column,

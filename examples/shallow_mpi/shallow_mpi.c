@@ -5,7 +5,7 @@
  * Osprey et al., HPCS 2014, Listing 1 and Table I), in the same order and with
  * the same arithmetic, in C: index (i,j) there is [i-1 + (j-1)*(m+1)] here,
  * i contiguous.  Every field is staggered so that it has exactly one halo
- * column and one halo row (kernels/shallow_model.py STAGGER): a halo exchange
+ * column and one halo row (kernels/builtin/shallow/model.py STAGGER): a halo exchange
  * is a one-sided shift per axis, X phase then Y phase (paper 001 eq. 8), and
  * the Y phase carries the halo column so that the corner arrives.  On an axis
  * with one rank the "exchange" is the serial model's periodic copy, so one
@@ -331,7 +331,7 @@ static void whole_step(Block *b) {
     for (int k = 0; k < NPHASES; k++) phase(b, k);
 }
 
-/* Sum over the full arrays (kernels/shallow.py state_checksum), i fastest. */
+/* Sum over the full arrays (kernels/builtin/shallow/step.py state_checksum), i fastest. */
 static double sum_full(const double *f, int m, int n) {
     double s = 0;
     size_t size = (size_t)(m + 1) * (size_t)(n + 1);

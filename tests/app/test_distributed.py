@@ -15,7 +15,7 @@ import pytest
 from benchdb.collectors.app.collect import AppRunRequest, execute, validate
 from benchdb.collectors.app.populated import calibrate_populated
 from benchdb.kernels import get_benchmark
-from benchdb.kernels.shallow_model import ShallowState
+from benchdb.kernels.builtin.shallow.model import ShallowState
 from sqlalchemy import func, select
 
 from benchdb.app.decomposition import Decomposition

@@ -6,7 +6,7 @@ import math
 
 import pytest
 from benchdb.collectors.app.exchanges import PASSES, calibrate_exchanges, calibration_cases
-from benchdb.kernels.geometry import SHALLOW
+from benchdb.kernels.builtin.shallow import SHALLOW
 
 from benchdb.app.context import LoopContext
 from benchdb.app.decomposition import Decomposition

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from benchdb.collectors.app.exchanges import PASSES
 from benchdb.collectors.app.near import NEAR_FACTOR, NEAR_TAG, near_plan
-from benchdb.kernels.geometry import SHALLOW
+from benchdb.kernels.builtin.shallow import SHALLOW
 
 from benchdb.app.context import LoopContext
 from benchdb.app.exchange_table import CALIBRATION_TAG

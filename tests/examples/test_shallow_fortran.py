@@ -14,10 +14,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from benchdb.kernels.catalog import SHALLOW_KERNELS
+from benchdb.kernels.builtin.shallow import SHALLOW_KERNELS
+from benchdb.kernels.builtin.shallow.model import reference_run
+from benchdb.kernels.builtin.shallow.step import state_checksum
 from benchdb.kernels.protocol import ProgramOutput, parse_output
-from benchdb.kernels.shallow import state_checksum
-from benchdb.kernels.shallow_model import reference_run
 from benchdb.kernels.spec import load_spec
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shallow_fortran"

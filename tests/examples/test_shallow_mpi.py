@@ -5,7 +5,7 @@ as benchdb runs it.  A whole run on any decomposition gathers the final state
 and sums it in the serial order, and its loops are the serial ones block by
 block (one-sided periodic halo shifts, no fused multiply-adds), so its
 checksum equals the serial sweep mode's bit for bit; both agree with the
-numpy reference (``kernels/shallow_model.py``) to round-off.
+numpy reference (``kernels/builtin/shallow/model.py``) to round-off.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from benchdb.kernels.catalog import SHALLOW_KERNELS
+from benchdb.kernels.builtin.shallow import SHALLOW_KERNELS
+from benchdb.kernels.builtin.shallow.model import reference_run
+from benchdb.kernels.builtin.shallow.step import state_checksum
 from benchdb.kernels.program import tools_env
 from benchdb.kernels.protocol import parse_output, parse_run_output
-from benchdb.kernels.shallow import state_checksum
-from benchdb.kernels.shallow_model import reference_run
 from benchdb.kernels.spec import load_spec
 
 pytestmark = pytest.mark.mpi

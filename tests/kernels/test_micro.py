@@ -4,25 +4,27 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from benchdb.kernels import get_benchmark, kernel_info
-from benchdb.kernels.fields import SURFACE_HEATING, jacobi_exact
-from benchdb.kernels.micro import KERNELS, MicroPrepared, jacobi_solve
+from benchdb.kernels import BENCHMARKS, get_benchmark, kernel_info
+from benchdb.kernels.builtin import jacobi
+from benchdb.kernels.builtin.tridiag import SURFACE_HEATING
+from benchdb.kernels.micro import MicroPrepared
 
 from .conftest import PRECISIONS, linear, needs_two_threads, scales_linearly
 
+STREAM = [name for name in BENCHMARKS if name.startswith("stream.")]
 SHAPES = {
     "stencil2d5": [(3, 3), (13, 17), (40, 9)],
     "stencil3d7": [(3, 3, 3), (7, 9, 11), (12, 5, 4)],
     "jacobi2d": [(3, 3), (13, 17), (31, 8)],
     "tridiag": [(1, 1), (23, 10), (40, 7)],
-    **{name: [(1,), (1001,), (4099,)] for name in KERNELS if name.startswith("stream.")},
+    **{name: [(1,), (1001,), (4099,)] for name in STREAM},
 }
 RTOL = {"float64": 1e-13, "float32": 2e-6}
 
 
 def replay(prepared: MicroPrepared, shape, precision) -> np.ndarray:
     """The reference's output after as many repetitions as ``prepared`` has done."""
-    kernel = KERNELS[prepared.name]
+    kernel = prepared.kernel
     state = kernel.setup(shape, precision)
     for r in range(prepared.repetitions_done):
         kernel.reference(state, r)
@@ -70,9 +72,9 @@ def test_parallel_matches_reference(name, shape):
 
 def test_jacobi_converges_to_the_discrete_solution():
     shape = (17, 13)
-    u, iterations = jacobi_solve(shape, "float64", tolerance=1e-26, max_iterations=20_000)
+    u, iterations = jacobi.solve(shape, "float64", tolerance=1e-26, max_iterations=20_000)
     assert iterations < 20_000
-    np.testing.assert_allclose(u, jacobi_exact(shape), atol=1e-10)
+    np.testing.assert_allclose(u, jacobi.exact(shape), atol=1e-10)
 
 
 def test_tridiag_conserves_heat_plus_surface_forcing():
@@ -114,10 +116,10 @@ def test_time_grows_linearly_with_repetitions(name, shape):
     assert linear(ratios), ratios
 
 
-@pytest.mark.parametrize("name", [n for n in KERNELS if n.startswith("stream.")])
+@pytest.mark.parametrize("name", STREAM)
 def test_stream_setup_allocates_only_its_footprint(name):
     """The memory guard sizes by footprint: a STREAM setup must not allocate more."""
-    state = KERNELS[name].setup((4099,), "float64")
+    state = get_benchmark(name).setup((4099,), "float64")
     arrays = [x for x in state if isinstance(x, np.ndarray) and x.size == 4099]
     assert len(arrays) == kernel_info(name).arrays
     assert sum(a.nbytes for a in arrays) == get_benchmark(name).footprint_bytes((4099,), "float64")

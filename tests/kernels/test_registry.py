@@ -7,7 +7,7 @@ import sys
 
 import pytest
 from benchdb.kernels import BENCHMARKS, all_kernels, get_benchmark, kernel_info
-from benchdb.kernels.catalog import SHALLOW_LOOPS
+from benchdb.kernels.builtin.shallow import SHALLOW_LOOPS
 
 EXPECTED = [
     "shallow",
@@ -143,3 +143,26 @@ def test_each_shallow_loop_is_rated_over_the_points_it_updates() -> None:
     assert {k for k, n in points.items() if n == 11 * 21} == full
     assert {n for k, n in points.items() if k not in full} == {200}
     assert rate_basis("shallow.pold").points_and_footprint(np.array([[10, 20]]))[0][0] == 231
+
+
+def test_every_builtin_module_is_a_family_that_registers_itself() -> None:
+    """Adding a built-in kernel is adding one module to kernels/builtin (docs/design.md)."""
+    from benchdb.kernels import builtin
+
+    modules = builtin.families()
+    assert [m.ORDER for m in modules] == sorted(m.ORDER for m in modules)
+    assert [b.name for m in modules for b in m.BENCHDB_KERNELS] == EXPECTED
+
+
+def test_a_builtin_step_is_compiled_with_numbas_prange() -> None:
+    """A family's steps see kernels.loops.prange (plain range) in Python and numba.prange
+    once compiled, so the parallel variant runs in parallel."""
+    import numba
+    from benchdb.kernels import loops
+    from benchdb.kernels.builtin import stream
+
+    step = get_benchmark("stream.triad").compiled.step
+    assert stream.prange is loops.prange
+    for variant in (step.serial, step.parallel):
+        assert variant.py_func.__code__ is stream.triad.__code__
+        assert variant.py_func.__globals__["prange"] is numba.prange

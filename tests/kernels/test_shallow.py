@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from benchdb.kernels import get_benchmark
-from benchdb.kernels.shallow_model import ShallowState, initial_state, mass, reference_run
+from benchdb.kernels.builtin.shallow.model import ShallowState, initial_state, mass, reference_run
 
 from .conftest import PRECISIONS, linear, needs_two_threads, scales_linearly
 

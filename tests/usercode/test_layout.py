@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from benchdb.kernels.api import KernelError
+from benchdb.kernels.builtin.shallow import SHALLOW
 from benchdb.kernels.expr import ExpressionError, compile_expression
-from benchdb.kernels.geometry import SHALLOW
 from benchdb.kernels.layout import Layout
 
 SHALLOW_LIKE = Layout(extents=("M", "N"), arrays=13, halo=(1, 1), contiguous="M")

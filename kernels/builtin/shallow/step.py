@@ -28,11 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 from numba import prange
 
-from .api import Shape, Verification
-from .clock import read_overhead_ticks, seconds, tick
-from .jit import serial, set_threads, variants
-from .registry import LazyBenchmark
-from .shallow_model import (
+from ...api import Shape, SizedBenchmark, Verification
+from ...clock import read_overhead_ticks, seconds, tick
+from ...jit import serial, set_threads, variants
+from ...verify import compare
+from .model import (
     STAGGER,
     ShallowState,
     StepConstants,
@@ -42,7 +42,6 @@ from .shallow_model import (
     reference_run,
     step_constants,
 )
-from .verify import compare
 
 PHASES = (
     "cu",
@@ -70,7 +69,7 @@ _halo = serial(halo)
 
 @serial
 def _periodic(a, offset_i, offset_j):
-    """Periodic continuation of one field; see :func:`.shallow_model.periodic`."""
+    """Periodic continuation of one field; see :func:`.model.periodic`."""
     hi, si = _halo(offset_i, a.shape[0] - 1)
     hj, sj = _halo(offset_j, a.shape[1] - 1)
     for j in range(a.shape[1]):
@@ -289,7 +288,7 @@ def state_checksum(s: ShallowState) -> float:
     return float(sum(np.sum(a, dtype=np.float64) for a in (s.u, s.v, s.p)))
 
 
-def prepare(bench: LazyBenchmark, shape: Shape, precision: str, threads: int) -> ShallowPrepared:
+def prepare(bench: SizedBenchmark, shape: Shape, precision: str, threads: int) -> ShallowPrepared:
     """Initial conditions, then the model's first (forward, unfiltered) step.
 
     That step compiles the driver and first-touches every array, so every
@@ -306,7 +305,7 @@ def prepare(bench: LazyBenchmark, shape: Shape, precision: str, threads: int) ->
     return prepared
 
 
-def verify(bench: LazyBenchmark, precision: str, threads: int) -> Verification:
+def verify(bench: SizedBenchmark, precision: str, threads: int) -> Verification:
     """The compiled step against the numpy reference step at ``bench.check_shape``:
     all 13 fields after the forward step and four leapfrog steps."""
     shape = bench.check_shape

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .arrays import aligned_empty
+from ...arrays import aligned_empty
 
 
 @dataclass(frozen=True)

@@ -19,14 +19,14 @@ from ..errors import UserError
 from .engine import Database
 from .models import AppRun, Run
 from .runs import this_process_run
-from .runstate import RunStatus
+from .runstate import RunKind, RunStatus
 
 
 def store_app_runs(
     db: Database,
     runs: Sequence[Mapping[str, Any]],
     *,
-    kind: str,
+    kind: RunKind,
     tags: Sequence[str],
     config: dict[str, Any],
 ) -> list[int]:

@@ -16,7 +16,7 @@ from .engine import Database
 from .models import CommMeasurement, Model, Run
 from .run_records import RunRecord, run_record
 from .runs import this_process_run
-from .runstate import RunStatus
+from .runstate import RunKind, RunStatus
 from .scope import Scope, resolve_scope
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ def latest_run(
     """The scope and its newest complete ``comm`` run (or run ``run_id``)."""
     with db.reading() as s:
         scope = resolve_scope(s, machine, host)
-        stmt = select(Run).where(scope.runs(), Run.kind == "comm")
+        stmt = select(Run).where(scope.runs(), Run.kind == RunKind.COMM)
         if run_id is not None:
             run = s.scalars(stmt.where(Run.id == run_id)).first()
             if run is None:

@@ -29,10 +29,10 @@ from ..errors import UserError
 from .engine import Database
 from .models import Kernel, Machine, Measurement, Run
 from .runs import mark_stale_runs
-from .runstate import RunStatus
+from .runstate import RunKind, RunStatus
 
 RESUMABLE = (RunStatus.INTERRUPTED, RunStatus.FAILED)
-RUN_KIND = "kernels"
+RUN_KIND = RunKind.KERNELS
 AB_MODE = "ab"  # config["mode"] of the two runs of ``benchdb ab``, continued only by it
 
 
@@ -43,7 +43,7 @@ def find_resumable(
     sweep_hash: str | None,
     *,
     mode: str | None = None,
-    kind: str = RUN_KIND,
+    kind: RunKind = RUN_KIND,
     statuses: tuple[str, ...] = (RunStatus.INTERRUPTED,),
     node_class: bool = False,
 ) -> int | None:

@@ -28,7 +28,7 @@ from ..machine import MachineInfo, detect_machine
 from .engine import Database
 from .models import CommMeasurement, Machine, Measurement, Run
 from .repo import register_environment, register_machine
-from .runstate import RunStatus, utcnow
+from .runstate import RunKind, RunStatus, utcnow
 from .scope import resolve_scope
 from .urls import redact_argv, redact_command
 
@@ -89,7 +89,7 @@ def new_run_row(session: Session, *, command: str | Sequence[str], **fields: Any
 def this_process_run(
     session: Session,
     *,
-    kind: str,
+    kind: RunKind,
     status: str,
     config: dict[str, Any],
     tags: Sequence[str] = (),
@@ -119,7 +119,7 @@ def this_process_run(
 def start_run(
     db: Database,
     *,
-    kind: str,
+    kind: RunKind,
     config: dict[str, Any],
     tags: list[str] | None = None,
     machine: MachineInfo | None = None,

@@ -1,6 +1,6 @@
-"""What a run row's status and times hold, without the ORM: the states a run is in and
-the clock its times come from.  Domain code and collectors import these; the entities
-(:mod:`benchdb.db.models`) stay behind the data layer."""
+"""What a run row's kind, status and times hold, without the ORM: what a run measured,
+the states it is in and the clock its times come from.  Domain code and collectors
+import these; the entities (:mod:`benchdb.db.models`) stay behind the data layer."""
 
 from __future__ import annotations
 
@@ -18,6 +18,15 @@ class RunStatus(StrEnum):
 
 
 RUN_STATUSES = tuple(RunStatus)
+
+
+class RunKind(StrEnum):
+    """What a run measured (``run.kind``), by the command that makes it."""
+
+    KERNELS = "kernels"  # benchdb collect, and each side of benchdb ab
+    COMM = "comm"  # benchdb comm collect, benchdb slurm comm
+    APP = "app"  # benchdb app run: whole runs
+    APP_CALIBRATE = "app-calibrate"  # benchdb app calibrate: populated curves, exchanges
 
 
 def utcnow() -> datetime:

@@ -29,20 +29,20 @@ from typing import Any
 from ..db.engine import Database
 from ..db.run_records import RunRecord, measured_run_records, pinned_baseline, point_counts
 from ..db.runs import SUPPLEMENTS
-from ..db.runstate import RunStatus
+from ..db.runstate import RunKind, RunStatus
 from ..db.scope import Scope, resolve_scope
 from ..errors import UserError
 
-COLLECTION = "kernels"
-"""The run kind of ``benchdb collect`` (benchdb/db/resume.py ``RUN_KIND``)."""
+COLLECTION = RunKind.KERNELS
+"""The run kind of ``benchdb collect``."""
 
 RUN_IDENTITY = ("uuid", "sweep_hash")
 """Config keys that identify one run, not what it measured."""
 
 KIND_NAMES = {
-    "kernels": "kernel collection (benchdb collect)",
-    "app-calibrate": "populated-node calibration (benchdb app calibrate)",
-    "app": "application run (benchdb app run)",
+    RunKind.KERNELS: "kernel collection (benchdb collect)",
+    RunKind.APP_CALIBRATE: "populated-node calibration (benchdb app calibrate)",
+    RunKind.APP: "application run (benchdb app run)",
 }
 
 

@@ -19,6 +19,7 @@ from benchdb.app.decomposition import check_decomposition
 from benchdb.app.model import AppCase
 from benchdb.db.app_runs import store_app_runs
 from benchdb.db.engine import Database
+from benchdb.db.runstate import RunKind
 from benchdb.errors import UserError
 from benchdb.machine import available_memory_bytes, detect_machine
 from benchdb.shapes import shape_key
@@ -148,7 +149,7 @@ def store_model_runs(
     cases: list[AppCase],
     results: list[dict[str, Any]],
     *,
-    kind: str,
+    kind: RunKind,
     tags: tuple[str, ...],
     config: dict[str, Any],
 ) -> list[int]:
@@ -162,7 +163,7 @@ def run_cases(
     db: Database,
     cases: list[AppCase],
     *,
-    kind: str,
+    kind: RunKind,
     tags: tuple[str, ...],
     timeout: float | None = None,
     config: dict[str, Any] | None = None,
@@ -193,4 +194,4 @@ def run_app(db: Database, req: AppRunRequest, *, fields_out: str | None = None) 
     validate(req, req.max_ranks)
     result = execute(req, fields_out)
     config = {**_config(req), "decomposition": req.decomp.key}
-    return store_model_runs(db, [req], [result], kind="app", tags=req.tags, config=config)[0]
+    return store_model_runs(db, [req], [result], kind=RunKind.APP, tags=req.tags, config=config)[0]

@@ -31,6 +31,7 @@ from benchdb.app.decomposition import decompositions
 from benchdb.app.exchange_table import CALIBRATION_TAG
 from benchdb.app.model import AppCase
 from benchdb.db.engine import Database
+from benchdb.db.runstate import RunKind
 from benchdb.errors import UserError
 from benchdb.machine import MachineInfo
 
@@ -104,7 +105,7 @@ def calibrate_exchanges(
     ids = run_cases(
         db,
         order,
-        kind="app-calibrate",
+        kind=RunKind.APP_CALIBRATE,
         tags=(CALIBRATION_TAG, f"ppn{cases[0].decomp.ranks}", *tags),
         timeout=timeout,
         config={"ranks": cases[0].decomp.ranks, "passes": PASSES},

@@ -40,6 +40,7 @@ from benchdb.db.engine import Database
 from benchdb.db.point_rows import add_points
 from benchdb.db.repo import register_kernel
 from benchdb.db.runs import recorded_run
+from benchdb.db.runstate import RunKind
 from benchdb.errors import UserError
 from benchdb.evidence import Evidence, from_columns, most_disturbed, to_columns
 from benchdb.machine import MachineInfo, available_memory_bytes
@@ -173,7 +174,7 @@ def calibrate_populated(
     with (
         recorded_run(
             db,
-            kind="app-calibrate",
+            kind=RunKind.APP_CALIBRATE,
             config={**config, "ranks": ranks},
             tags=[f"ppn{ranks}", *tags],
             machine=ctx.machine,

@@ -26,6 +26,7 @@ from dataclasses import replace
 from benchdb.app.context import PROGRAM, LoopContext
 from benchdb.db.engine import Database
 from benchdb.db.runs import recorded_run
+from benchdb.db.runstate import RunKind
 from benchdb.errors import UserError
 from benchdb.machine import MachineInfo, available_memory_bytes
 from benchdb.units import fmt_bytes
@@ -94,7 +95,7 @@ def calibrate_populated_program(
     todo = plan.schedule({})
     with recorded_run(
         db,
-        kind="app-calibrate",
+        kind=RunKind.APP_CALIBRATE,
         config=config,
         tags=[f"ppn{ranks}", *tags],
         machine=ctx.machine,

@@ -22,6 +22,7 @@ from benchdb.app.exchange_table import CALIBRATION_TAG
 from benchdb.app.model import AppCase
 from benchdb.app.program_app import program_case
 from benchdb.db.engine import Database
+from benchdb.db.runstate import RunKind
 from benchdb.errors import UserError
 from benchdb.machine import MachineInfo, available_memory_bytes
 
@@ -83,4 +84,6 @@ def calibrate_program_exchanges(
         planned = plan_program_run(spec, req)
         done.append((planned, execute_program_run(planned)))
     config = {"program": str(spec.path), "ranks": ranks, "passes": PASSES}
-    return len(store_program_runs(db, done, kind="app-calibrate", tags=all_tags, config=config))
+    return len(
+        store_program_runs(db, done, kind=RunKind.APP_CALIBRATE, tags=all_tags, config=config)
+    )

@@ -24,6 +24,7 @@ from benchdb.app.decomposition import check_decomposition
 from benchdb.app.program_app import parallel_of, program_case
 from benchdb.db.app_runs import store_app_runs
 from benchdb.db.engine import Database
+from benchdb.db.runstate import RunKind
 from benchdb.errors import UserError
 from benchdb.machine import detect_machine
 
@@ -140,14 +141,17 @@ def store_program_run(db: Database, run: ProgramRun, output: RunOutput) -> int:
         "precision": req.precision,
         "launch": run.argv,
     }
-    return store_program_runs(db, [(run, output)], kind="app", tags=req.tags, config=config)[0]
+    (stored,) = store_program_runs(
+        db, [(run, output)], kind=RunKind.APP, tags=req.tags, config=config
+    )
+    return stored
 
 
 def store_program_runs(
     db: Database,
     done: list[tuple[ProgramRun, RunOutput]],
     *,
-    kind: str,
+    kind: RunKind,
     tags: tuple[str, ...],
     config: dict[str, Any],
 ) -> list[int]:

@@ -24,7 +24,7 @@ from benchdb.db import resume
 from benchdb.db.comm_models import PointKey, add_comm_point, continue_comm_run, new_comm_run
 from benchdb.db.engine import Database
 from benchdb.db.repo import register_environment, register_machine
-from benchdb.db.runstate import RunStatus
+from benchdb.db.runstate import RunKind, RunStatus
 from benchdb.environment import detect_environment
 from benchdb.machine import detect_machine
 from benchdb.stats import summarize
@@ -32,7 +32,7 @@ from benchdb.verdicts import Flag
 
 from .collective_timing import Timed
 
-RUN_KIND = "comm"
+RUN_KIND = RunKind.COMM
 
 Skip = Callable[[PointKey], bool]  # True: the run already holds this point
 

@@ -345,8 +345,9 @@ def collect(
     coefficient of variation exceeds 10% is stored with the flag "noisy".
     A sample during which the measuring threads waited for a CPU another task
     held (or the hypervisor stole it) for more than 1% of its time is set aside
-    and taken again; a point left short of clean samples is flagged
-    "disturbed". The summary counts both; `benchdb measurements show` lists them.
+    and taken again; a point left with fewer clean samples than one pass asks
+    for, over all its passes, is flagged "disturbed". The summary counts both;
+    `benchdb measurements show` lists them.
 
     Before anything is stored, every kernel is checked: compiled code against its
     numpy reference on a small shape, a --program by one run. A wrong kernel is

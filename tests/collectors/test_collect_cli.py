@@ -112,9 +112,11 @@ def test_sigkill_then_rerun_completes_without_duplicates(sqlite_url: str) -> Non
     assert killed["measurement_ids"] <= resumed["measurement_ids"]  # not measured twice
     assert len(resumed["points"]) == len(set(resumed["points"])) == 8
     assert resumed["passes"] == [2] * 8  # both passes of every point, samples pooled
-    # 5 clean samples a pass; a point whose passes fell short on a busy host is flagged
+    # 5 clean samples a pass asked for, retaken up to a bound: on a busy host a pass can
+    # end short, and a point is flagged disturbed only when fewer clean samples than one
+    # pass asks for are left over all its passes (benchdb/collectors/record.py)
     steady = zip(resumed["sample_counts"], resumed["flags"], strict=True)
-    assert all(n == 10 for n, flags in steady if "disturbed" not in flags)
+    assert all(5 <= n <= 10 for n, flags in steady if "disturbed" not in flags)
 
     # A complete run is never continued: collecting again makes a new run.
     assert invoke(*args).exit_code == 0

@@ -73,8 +73,9 @@ def test_shallow_cache_resident_beats_dram(sqlite_url: str) -> None:
     assert shown.exit_code == 0, shown.output
     rows = sorted(json.loads(shown.stdout), key=lambda r: r["footprint_bytes"])
     assert [r["context"] for r in rows] == ["fullstep"] * 3
-    for r in rows:
-        assert len(r["samples"]) >= 5 and r["repetitions"] >= 1
+    for r in rows:  # a point a busy host left short of clean samples is flagged instead
+        assert len(r["samples"]) >= 5 or "disturbed" in r["flags"], (r["samples"], r["flags"])
+        assert r["repetitions"] >= 1
         assert r["placement"].startswith("cpus:") and r["checksum"] is not None
         assert r["t_min"] <= r["t_median"]
     # Rates from each point's fastest sample: a shared machine only ever adds time.

@@ -20,6 +20,7 @@ from typing import Any
 
 import typer
 from rich.emoji import Emoji
+from rich.markup import escape
 from typer.core import TyperCommand
 
 from ..bounds import MAX_INT64, fits_int64
@@ -121,11 +122,12 @@ _BREAK = "[none][/none]"  # an empty span: rich's markup shows nothing for it
 
 
 def literal(text: str) -> str:
-    """``text`` for rich markup, with every ``:name:`` that rich would draw as an emoji
-    (``A:B:N``, ``:b:``) kept as written: an empty span splits the code, as rich looks
+    """``text`` for rich markup, shown as written: a ``[name]`` that rich would take for a
+    style tag (a spec's ``[parallel]`` section) is escaped, and every ``:name:`` that rich
+    would draw as an emoji (``A:B:N``, ``:b:``) is split by an empty span, as rich looks
     for codes within each span of plain text."""
     return _EMOJI_CODE.sub(
-        lambda m: m[0] if Emoji.replace(m[0]) == m[0] else f":{_BREAK}{m[0][1:]}", text
+        lambda m: m[0] if Emoji.replace(m[0]) == m[0] else f":{_BREAK}{m[0][1:]}", escape(text)
     )
 
 

@@ -12,6 +12,11 @@ stores every run, and prints
     the CPU share (the slowest rank's CPU time over its wall time) of each run,
     and the prediction's error against the median CPU time
 
+``--rounds R`` measures every case R times, one round over all the grids after the
+other, and prints how far a case's measured median moved between rounds beside the
+prediction's errors: the test-retest floor of the whole runs themselves, which on a
+shared host moves with the other tenants (docs/findings/user-mpi-programs.md).
+
 On a shared host a whole run loses its core to other processes (the sweep
 retakes such disturbed samples; a whole run cannot); the CPU share says how
 much, so that a miss of the model is told from time lost to the other tenants.
@@ -96,6 +101,70 @@ def _run_on_slurm(db: Database, args: argparse.Namespace, case: AppCase) -> int:
     return int(found["app_run_id"])
 
 
+def _measure(db: Database, args: argparse.Namespace, spec: ProgramSpec, cases) -> dict:
+    """``--repeats`` runs of every case, interleaved over the decompositions, so that a
+    shared host's slow spell hits them alike; each case's run summaries."""
+    runs: dict[str, list[dict]] = {c.decomp.key: [] for c in cases}
+    for _ in range(args.repeats):
+        for case in cases:
+            if args.slurm_nodes is None:
+                run_id = _run_here(db, spec, case)
+            else:
+                run_id = _run_on_slurm(db, args, case)
+            runs[case.decomp.key].append(app_run_summary(db, run_id))
+    return runs
+
+
+def _row(grid_text: str, round_: int, case, pred, one, by_halo, measured: list[dict]) -> dict:
+    ordered = sorted(measured, key=lambda r: r["total_s"])
+    median = ordered[len(ordered) // 2]
+    total = statistics.median(r["total_s"] for r in measured)
+    return {
+        "round": round_,
+        "grid": grid_text,
+        "steps": case.steps,
+        "decomposition": case.decomp.key,
+        "local": f"{case.local[0]}x{case.local[1]}",
+        "predicted_s": pred.total_s,
+        "predicted_loops_s": pred.compute_s,
+        "predicted_exchanges_s": pred.exchange_s,
+        "spread_s": pred.uncertainty_s,
+        "interpolation_s": pred.compute_interpolation_s,
+        "extrapolated": pred.extrapolated,
+        "measured_s": total,
+        "measured_loops_s": median["loops_s"].get("loops"),
+        "measured_exchanges_s": median["exchanges_s"].get("exchanges"),
+        "runs_s": [r["total_s"] for r in measured],
+        "cpu_share": [
+            r["cpu_s"] / r["total_s"] if r["cpu_s"] is not None else None for r in measured
+        ],
+        "context": pred.context,
+        "error": pred.total_s / total - 1,
+        "single_process_error": one.total_s / total - 1,
+        "exchanges_by": pred.exchange_source.value,
+        "halo_model_error": by_halo.total_s / total - 1,
+        "cpu_error": _cpu_error(pred.total_s, measured),
+    }
+
+
+def _retest(rows: list[dict]) -> list[dict]:
+    """Per case measured in more than one round: how far each later round's median
+    moved from the first round's, against the prediction's errors in all rounds."""
+    by_case: dict[tuple[str, str], list[dict]] = {}
+    for r in rows:
+        by_case.setdefault((r["grid"], r["decomposition"]), []).append(r)
+    return [
+        {
+            "grid": grid,
+            "decomposition": decomp,
+            "retest": [r["measured_s"] / runs[0]["measured_s"] - 1 for r in runs[1:]],
+            "errors": [r["error"] for r in runs],
+        }
+        for (grid, decomp), runs in by_case.items()
+        if len(runs) > 1
+    ]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--program", required=True)
@@ -103,6 +172,13 @@ def main() -> None:
     ap.add_argument("--grids", required=True, help="MxN:steps,...")
     ap.add_argument("--decomps", default="1x1,2x1,1x2")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="measure every case this many times, a round over all grids each: "
+        "the later rounds' shift is the test-retest floor beside the error",
+    )
     ap.add_argument("--machine-file")
     ap.add_argument("--slurm-nodes", type=int, help="run each case on this many Slurm nodes")
     ap.add_argument("--comm-host", help="the host whose fitted communication parameters to use")
@@ -114,7 +190,7 @@ def main() -> None:
     db = open_database(args.db)
     comm = comm_params(db, args.machine_file, None, args.comm_host)
     decomps = [parse_decomposition(d) for d in args.decomps.split(",")]
-    rows = []
+    predicted = []
     for item in args.grids.split(","):
         grid_text, steps = item.split(":")
         grid = parse_shape(grid_text, 2)
@@ -138,67 +214,52 @@ def main() -> None:
             ModelOptions(populated=populated, ranks_per_node=rpn, measured_exchanges=False),
             app,
         )
-        runs: dict[str, list[dict]] = {d.key: [] for d in decomps}
-        for _ in range(args.repeats):
-            for case in cases:
-                if args.slurm_nodes is None:
-                    run_id = _run_here(db, spec, case)
-                else:
-                    run_id = _run_on_slurm(db, args, case)
-                runs[case.decomp.key].append(app_run_summary(db, run_id))
-        for case, pred, one, by_halo in zip(cases, preds, single, halo, strict=True):
-            measured = sorted(runs[case.decomp.key], key=lambda r: r["total_s"])
-            median = measured[len(measured) // 2]
-            total = statistics.median(r["total_s"] for r in measured)
-            rows.append(
-                {
-                    "grid": grid_text,
-                    "steps": case.steps,
-                    "decomposition": case.decomp.key,
-                    "local": f"{case.local[0]}x{case.local[1]}",
-                    "predicted_s": pred.total_s,
-                    "predicted_loops_s": pred.compute_s,
-                    "predicted_exchanges_s": pred.exchange_s,
-                    "spread_s": pred.uncertainty_s,
-                    "interpolation_s": pred.compute_interpolation_s,
-                    "extrapolated": pred.extrapolated,
-                    "measured_s": total,
-                    "measured_loops_s": median["loops_s"].get("loops"),
-                    "measured_exchanges_s": median["exchanges_s"].get("exchanges"),
-                    "runs_s": [r["total_s"] for r in runs[case.decomp.key]],
-                    "cpu_share": [
-                        r["cpu_s"] / r["total_s"] if r["cpu_s"] is not None else None
-                        for r in runs[case.decomp.key]
-                    ],
-                    "context": pred.context,
-                    "error": pred.total_s / total - 1,
-                    "single_process_error": one.total_s / total - 1,
-                    "exchanges_by": pred.exchange_source.value,
-                    "halo_model_error": by_halo.total_s / total - 1,
-                    "cpu_error": _cpu_error(pred.total_s, runs[case.decomp.key]),
-                }
+        predicted.append((grid_text, cases, preds, single, halo))
+    rows = []
+    for round_ in range(1, args.rounds + 1):
+        for grid_text, cases, preds, single, halo in predicted:
+            runs = _measure(db, args, spec, cases)
+            rows.extend(
+                _row(grid_text, round_, *each, runs[each[0].decomp.key])
+                for each in zip(cases, preds, single, halo, strict=True)
             )
+    retest = _retest(rows)
     if args.json:
-        print(json.dumps(rows, indent=1))
+        print(json.dumps({"cases": rows, "retest": retest}, indent=1))
         return
-    print("| grid (steps) | decomp | local | curves | exchanges | predicted: loops + exchanges | "
-          "measured median: loops + exchanges | runs (CPU share) | error | with 1-process "
-          "curves | with the halo model | vs CPU time |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| round | grid (steps) | decomp | local | curves | exchanges | predicted: loops + "
+          "exchanges | measured median: loops + exchanges | runs (CPU share) | error | with "
+          "1-process curves | with the halo model | vs CPU time |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         runs_text = ", ".join(
             f"{t:.3f} ({100 * c:.0f} %)" if c is not None else f"{t:.3f}"
             for t, c in zip(r["runs_s"], r["cpu_share"], strict=True)
         )
         print(
-            f"| {r['grid']} ({r['steps']}) | {r['decomposition']} | {r['local']} | "
-            f"{r['context']} | {r['exchanges_by']} | {r['predicted_s']:.3f} s: "
+            f"| {r['round']} | {r['grid']} ({r['steps']}) | {r['decomposition']} | "
+            f"{r['local']} | {r['context']} | {r['exchanges_by']} | {r['predicted_s']:.3f} s: "
             f"{r['predicted_loops_s']:.3f} + "
             f"{r['predicted_exchanges_s']:.3f} | {r['measured_s']:.3f} s: "
             f"{r['measured_loops_s']:.3f} + {r['measured_exchanges_s']:.3f} | {runs_text} | "
             f"{100 * r['error']:+.1f} % | {100 * r['single_process_error']:+.1f} % | "
             f"{100 * r['halo_model_error']:+.1f} % | "
             + (f"{100 * r['cpu_error']:+.1f} % |" if r["cpu_error"] is not None else "- |")
+        )
+    if retest:
+        print()
+        print("| grid | decomp | measured again: shift from round 1 | error, each round |")
+        print("|---|---|---|---|")
+        for t in retest:
+            shifts = ", ".join(f"{100 * x:+.1f} %" for x in t["retest"])
+            errors = ", ".join(f"{100 * x:+.1f} %" for x in t["errors"])
+            print(f"| {t['grid']} | {t['decomposition']} | {shifts} | {errors} |")
+        shifts = [abs(x) for t in retest for x in t["retest"]]
+        errors = [abs(x) for t in retest for x in t["errors"]]
+        print(
+            f"\nmeasuring again moved a case's median by {100 * statistics.median(shifts):.1f} % "
+            f"(median), {100 * max(shifts):.1f} % at most; the prediction missed by "
+            f"{100 * statistics.median(errors):.1f} % (median), {100 * max(errors):.1f} % at most"
         )
 
 

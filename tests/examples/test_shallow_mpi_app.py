@@ -4,6 +4,8 @@ time split into loops and exchanges, run for real and stored (examples/shallow_m
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -119,3 +121,31 @@ def test_calibrated_exchanges_price_a_programs_run(swept: tuple[Path, str]) -> N
         db.close()
     assert two.exchange_source is ExchangeSource.MEASURED and set(two.exchanges) == {"exchanges"}
     assert two.exchange_s > 0 and two.untimed_s > 0
+
+
+def test_the_validation_script_measures_every_case_again_in_a_second_round(
+    swept: tuple[Path, str],
+) -> None:
+    """benchmarks/program_validation.py --rounds 2: every case predicted once, run in two
+    rounds, and each case's shift between the rounds printed beside its errors."""
+    spec, url = swept
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "program_validation.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--program", str(spec), "--db", url,
+         "--grids", "24x24:10", "--decomps", "1x1,2x1", "--repeats", "1", "--rounds", "2",
+         "--machine-file", "summit", "--json"],
+        capture_output=True, text=True, check=False, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    cases = [(c["round"], c["decomposition"]) for c in out["cases"]]
+    assert cases == [(1, "1x1"), (1, "2x1"), (2, "1x1"), (2, "2x1")]
+    assert [(t["decomposition"], len(t["retest"]), len(t["errors"])) for t in out["retest"]] == [
+        ("1x1", 1, 2),
+        ("2x1", 1, 2),
+    ]
+    first, again = out["cases"][0], out["cases"][2]
+    assert out["retest"][0]["retest"][0] == pytest.approx(
+        again["measured_s"] / first["measured_s"] - 1
+    )
+    assert first["predicted_s"] == again["predicted_s"]  # predicted once, before any run

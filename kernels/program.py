@@ -330,24 +330,22 @@ class ProgramPrepared:
         return sum(times.values())
 
 
-def _copy_cpus(copies: int) -> tuple[int, ...]:
-    """A CPU each for ``copies`` > 1 copies, from those this process may use; none (no
-    pinning) for one copy, or where there are too few or the OS does not say."""
-    if copies == 1 or not hasattr(os, "sched_getaffinity"):
-        return ()
-    allowed = sorted(os.sched_getaffinity(0))
-    return tuple(allowed[:copies]) if len(allowed) >= copies else ()
-
-
 @dataclass(frozen=True)
 class ProgramBenchmark:
     """A :class:`~.api.Benchmark` backed by a user's program (``benchdb collect --program``);
-    ``copies`` > 1 runs that many copies at once, one a CPU (``app calibrate --program``:
-    :class:`ProgramPrepared`)."""
+    ``copies`` > 1 runs that many copies at once, copy ``i`` pinned to ``cpus[i]`` where
+    given (``app calibrate --program``: :class:`ProgramPrepared`).
+
+    The CPUs are chosen by whoever makes the copies, before a sweep starts: while it
+    measures a point the sweep pins its own process to the point's thread count
+    (:func:`benchdb.collectors.pinning.pinned`), so the CPUs it may use then are one,
+    and copies left to inherit that would all share it.
+    """
 
     spec: ProgramSpec
     source_hash: str
     copies: int = 1
+    cpus: tuple[int, ...] = ()
 
     @property
     def name(self) -> str:
@@ -414,7 +412,7 @@ class ProgramBenchmark:
             threads,
             self.footprint_bytes(shape, precision),
             self.copies,
-            _copy_cpus(self.copies),
+            self.cpus,
         )
 
     def verify(self, precision: str, threads: int) -> Verification:

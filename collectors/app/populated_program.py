@@ -20,6 +20,7 @@ on its own, so an interrupted calibration keeps what it measured.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -33,6 +34,7 @@ from benchdb.units import fmt_bytes
 
 from ...kernels.program import ProgramBenchmark
 from ...kernels.registry import Catalog
+from ..pinning import usable_cpus
 from ..plan import Point, SweepPlan, build_plan, load_user_code
 from ..sweep import detect_context, measure_point, register_plan_kernels, verify_plan
 from .populated import check_ranks
@@ -66,10 +68,27 @@ def populated_program_plan(
     worst = max(p.footprint_bytes for p in plan.points) * ranks
     if worst > available_memory_bytes():
         raise UserError(f"{ranks} copies at the largest size need {fmt_bytes(worst)}; use --sizes")
-    populated = replace(bench, copies=ranks)
+    populated = replace(bench, copies=ranks, cpus=copy_cpus(ranks))
     return replace(
         plan, catalog=Catalog({bench.name: populated}, catalog.sources, catalog.source_of)
     )
+
+
+def copy_cpus(ranks: int) -> tuple[int, ...]:
+    """A CPU of its own for each of ``ranks`` copies, from those this process may use
+    now, before the sweep pins it to one (:class:`~...kernels.program.ProgramBenchmark`);
+    none where the OS pins nothing.  UserError where fewer are allowed (``taskset``, a
+    cgroup): copies sharing a CPU would time each other's turns, not a populated node."""
+    if not hasattr(os, "sched_setaffinity"):
+        return ()
+    cpus = usable_cpus()
+    if len(cpus) < ranks:
+        raise UserError(
+            f"{ranks} copies need a CPU each, and this process may run on {len(cpus)} "
+            f"({', '.join(map(str, cpus))}); run it with at least {ranks} CPUs allowed, "
+            f"or give --ranks {len(cpus)}"
+        )
+    return tuple(cpus[:ranks])
 
 
 def calibrate_populated_program(

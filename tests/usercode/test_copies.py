@@ -77,3 +77,34 @@ def test_copies_report_the_mean_and_must_agree(tmp_path: Path) -> None:
     disagreeing, _ = load_program(toy_spec(tmp_path / "random", "--random-checksum"))
     with pytest.raises(PointFailure, match="2 copies ran the same input and reported checksums"):
         replace(disagreeing, copies=2).prepare((2000,), "float64", 1)
+
+
+@two_cpus
+def test_copies_keep_a_cpu_each_while_the_sweep_pins_itself(tmp_path: Path) -> None:
+    """The sweep pins its process to one CPU while it measures a point; the copies of
+    ``app calibrate --program`` it then starts must still get a CPU each.  They used to
+    inherit the one CPU, and ran half as fast as a populated node does."""
+    from benchdb.collectors.app.populated_program import populated_program_plan
+    from benchdb.collectors.pinning import pinned
+
+    from benchdb.machine import detect_machine
+
+    plan = populated_program_plan(
+        str(toy_spec(tmp_path)), 2, detect_machine(), sizes_spec="2000", passes=1
+    )
+    [bench] = plan.catalog.benchmarks.values()
+    with pinned(1):
+        prepared = bench.prepare((2000,), "float64", 1)
+    assert prepared.copies == 2
+    assert prepared.cpus == tuple(sorted(os.sched_getaffinity(0))[:2])
+
+
+@two_cpus
+def test_copies_refuse_a_process_allowed_fewer_cpus_than_copies() -> None:
+    from benchdb.collectors.app.populated_program import copy_cpus
+    from benchdb.collectors.pinning import pinned
+
+    from benchdb.errors import UserError
+
+    with pinned(1), pytest.raises(UserError, match="2 copies need a CPU each"):
+        copy_cpus(2)

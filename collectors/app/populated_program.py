@@ -85,8 +85,8 @@ def copy_cpus(ranks: int) -> tuple[int, ...]:
     if len(cpus) < ranks:
         raise UserError(
             f"{ranks} copies need a CPU each, and this process may run on {len(cpus)} "
-            f"({', '.join(map(str, cpus))}); run it with at least {ranks} CPUs allowed, "
-            f"or give --ranks {len(cpus)}"
+            f"({', '.join(map(str, cpus))}); allow it at least {ranks} (taskset -c, the "
+            f"job's CPUs)"
         )
     return tuple(cpus[:ranks])
 

@@ -8,8 +8,12 @@ python3 -m venv .venv
 .venv/bin/python -m pip install -q -e ".[test]"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+# One worker per CPU, at most 4: each worker's tests start processes of their own (MPI
+# ranks, A/B workers, compilers).  A Slurm cluster's jobs run one test at a time (their
+# xdist_group), and a test marked `alone` with no other beside it (tests/conftest.py).
+WORKERS="-n auto --maxprocesses 4 --dist loadgroup"
 set +e
-.venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest $WORKERS "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

@@ -6,6 +6,10 @@ server named by ``BENCHDB_TEST_POSTGRES`` (default: the local server on
 own (``search_path`` set in the URL) that is dropped afterwards.  Where no
 server answers, the PostgreSQL half is skipped with the reason -- unless
 ``BENCHDB_REQUIRE_POSTGRES=1`` (CI), where it fails instead.
+
+The suite runs on several workers (pytest-xdist, ``scripts/test.sh``).  A test marked
+``alone`` judges timings, which another test's load beside it would decide: it runs
+with no other test beside it (:mod:`tests.alone`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
 from benchdb.db.engine import Database, open_database
+from tests.alone import pytest_runtest_protocol  # noqa: F401  (the hook)
 from tests.needs import missing
 
 PG_DEFAULT = "postgresql+psycopg://postgres@127.0.0.1:5432/test"

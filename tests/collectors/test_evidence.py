@@ -35,9 +35,10 @@ from benchdb.evidence import (
 )
 from benchdb.predict.noise import pass_medians
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(os, "sched_setaffinity"), reason="needs CPU pinning (Linux)"
-)
+pytestmark = [
+    pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs CPU pinning (Linux)"),
+    pytest.mark.alone,  # a test beside these would be the co-runner they look for
+]
 
 BUSY = """
 import time

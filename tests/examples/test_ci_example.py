@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .conftest import EXAMPLES
 
 SCRIPT = EXAMPLES / "ci" / "compare-change.sh"
@@ -115,6 +117,8 @@ def _tiny_history(repo: Path) -> dict[str, Path]:
     return checkouts
 
 
+@pytest.mark.alone  # judges a 10 % slowdown
+@pytest.mark.slow  # A/B worker processes: the lowest-versions run leaves them to tests/ab's
 def test_ab_passes_the_no_op_commit_and_fails_the_slowdown(tmp_path: Path) -> None:
     """examples/ci/ab-change.sh end to end, as the issue asks: a tiny project (its kernels a
     plugin file) with a no-op commit and a deliberate 10 % slowdown commit."""

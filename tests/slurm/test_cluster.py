@@ -34,7 +34,7 @@ from tests.clihelpers import assert_user_error
 
 from . import cluster
 
-pytestmark = pytest.mark.slurm
+pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]  # one cluster: one at a time
 
 
 @pytest.fixture

@@ -133,6 +133,7 @@ def test_a_result_that_changes_between_runs_invalidates_its_points(
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow  # two whole sweeps of a built program
 def test_changed_code_is_a_new_version_never_mixed_with_the_old(
     tmp_path: Path, sqlite_url: str
 ) -> None:
@@ -154,6 +155,7 @@ def test_changed_code_is_a_new_version_never_mixed_with_the_old(
     assert all(k["version_change"] for k in kernels if k["kernel"] == "toy.triad")
 
 
+@pytest.mark.slow  # a built program's sweep, stopped and continued
 def test_resume_reloads_the_program_and_refuses_changed_code(
     tmp_path: Path, sqlite_url: str
 ) -> None:

@@ -13,6 +13,7 @@ instead.  Only typer's public names are used (typer vendors click privately).
 from __future__ import annotations
 
 import importlib
+import inspect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -121,13 +122,35 @@ _EMOJI_CODE = re.compile(r":\S*?:")  # what rich's markup takes for an emoji cod
 _BREAK = "[none][/none]"  # an empty span: rich's markup shows nothing for it
 
 
+_OWN_LINE = re.compile(r"\s|[*-] |\d+\. ")  # an indented line (an example), a list item
+
+
+def flowing(text: str) -> str:
+    """``text`` with the line breaks inside its paragraphs taken out, so that rich fills
+    each paragraph to the terminal's width.  Typer's rich mode keeps a docstring's line
+    breaks, and where a source line was as wide as the terminal its last word was left
+    alone on a line.  A line that starts indented or as a list item keeps its break, and
+    so does a paragraph marked ``\\b``."""
+    paragraphs = []
+    for paragraph in inspect.cleandoc(text).split("\n\n"):
+        lines: list[str] = []
+        for line in paragraph.split("\n"):
+            if lines and not paragraph.startswith("\b") and not _OWN_LINE.match(line):
+                lines[-1] = f"{lines[-1].rstrip()} {line}"
+            else:
+                lines.append(line)
+        paragraphs.append("\n".join(lines))
+    return "\n\n".join(paragraphs)
+
+
 def literal(text: str) -> str:
-    """``text`` for rich markup, shown as written: a ``[name]`` that rich would take for a
-    style tag (a spec's ``[parallel]`` section) is escaped, and every ``:name:`` that rich
-    would draw as an emoji (``A:B:N``, ``:b:``) is split by an empty span, as rich looks
-    for codes within each span of plain text."""
+    """``text`` for rich markup, shown as written (:func:`flowing`): a ``[name]`` that rich
+    would take for a style tag (a spec's ``[parallel]`` section) is escaped, and every
+    ``:name:`` that rich would draw as an emoji (``A:B:N``, ``:b:``) is split by an empty
+    span, as rich looks for codes within each span of plain text."""
     return _EMOJI_CODE.sub(
-        lambda m: m[0] if Emoji.replace(m[0]) == m[0] else f":{_BREAK}{m[0][1:]}", escape(text)
+        lambda m: m[0] if Emoji.replace(m[0]) == m[0] else f":{_BREAK}{m[0][1:]}",
+        escape(flowing(text)),
     )
 
 

@@ -3,10 +3,12 @@ a help text or an error came out as ``A🅱N``."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 import typer
 
-from benchdb.cli.lazy import literal, literal_help
+from benchdb.cli.lazy import flowing, literal, literal_help
 from tests.clihelpers import benchdb
 
 
@@ -45,3 +47,39 @@ def test_a_commands_help_names_the_specs_section() -> None:
 def test_an_error_shows_a_range_as_written(tmp_path) -> None:
     proc = benchdb("predict", "-k", "shallow.cu", "--db", f"sqlite:///{tmp_path / 'x.sqlite'}")
     assert proc.returncode == 2 and "--range A:B:N" in proc.stderr, proc.stderr
+
+
+def test_paragraphs_flow_and_examples_and_lists_keep_their_lines() -> None:
+    text = """First line.
+
+    A paragraph written
+    over three
+    lines.
+
+      benchdb collect --quick
+      benchdb predict
+
+    * an item
+    * another
+      that goes on
+    1. first
+
+    \bkept
+    as written"""
+    assert flowing(text).split("\n\n") == [
+        "First line.",
+        "A paragraph written over three lines.",
+        "  benchdb collect --quick\n  benchdb predict",
+        "* an item\n* another\n  that goes on\n1. first",
+        "\bkept\nas written",
+    ]
+
+
+@pytest.mark.parametrize("command", [("collect",), ("app", "calibrate"), ("ab",)])
+def test_help_fills_its_paragraphs_at_80_columns(command: tuple[str, ...]) -> None:
+    # a docstring line as wide as the terminal used to leave its last word alone on a line
+    proc = benchdb(*command, "--help", env={"COLUMNS": "80"})
+    prose = proc.stdout.split("Examples:")[0].splitlines()[3:]  # after the usage line
+    for line, following in pairwise(prose):
+        if line.strip() and following.strip() and not following.startswith("   "):
+            assert len(line.rstrip()) + 1 + len(following.split()[0]) > 78, (line, following)

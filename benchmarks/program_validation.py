@@ -165,16 +165,38 @@ def _retest(rows: list[dict]) -> list[dict]:
     ]
 
 
+def _count(text: str) -> int:
+    """A count of at least 1 (argparse: one line, exit 2, before the database is opened)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of at least 1")
+    return int(text)
+
+
+def _grids(text: str) -> list[tuple[str, int]]:
+    """``MxN:steps,...`` as (grid text, steps) pairs."""
+    grids = []
+    for item in text.split(","):
+        grid, _, steps = item.partition(":")
+        try:
+            parse_shape(grid, 2)
+        except UserError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        if not steps.isdigit() or int(steps) < 1:
+            raise argparse.ArgumentTypeError(f"{item!r}: write MxN:steps, e.g. 600x400:300")
+        grids.append((grid, int(steps)))
+    return grids
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--program", required=True)
     ap.add_argument("--db", required=True)
-    ap.add_argument("--grids", required=True, help="MxN:steps,...")
+    ap.add_argument("--grids", required=True, type=_grids, help="MxN:steps,...")
     ap.add_argument("--decomps", default="1x1,2x1,1x2")
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=_count, default=3)
     ap.add_argument(
         "--rounds",
-        type=int,
+        type=_count,
         default=1,
         help="measure every case this many times, a round over all grids each: "
         "the later rounds' shift is the test-retest floor beside the error",
@@ -184,17 +206,18 @@ def main() -> None:
     ap.add_argument("--comm-host", help="the host whose fitted communication parameters to use")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-
-    spec = load_program(args.program)
+    try:
+        spec = load_program(args.program)
+    except UserError as exc:
+        ap.error(str(exc))
     app = program_application(spec)
     db = open_database(args.db)
     comm = comm_params(db, args.machine_file, None, args.comm_host)
     decomps = [parse_decomposition(d) for d in args.decomps.split(",")]
     predicted = []
-    for item in args.grids.split(","):
-        grid_text, steps = item.split(":")
+    for grid_text, steps in args.grids:
         grid = parse_shape(grid_text, 2)
-        cases = [program_case(spec, AppCase(grid, d, int(steps))) for d in decomps]
+        cases = [program_case(spec, AppCase(grid, d, steps)) for d in decomps]
         rpn = None if args.slurm_nodes is None else max(1, decomps[0].ranks // args.slurm_nodes)
         populated = True
         try:

@@ -12,9 +12,9 @@ VIRTUAL_ENV="$PWD/.venv-lowest" .venv-lowest-tools/bin/uv pip install -q \
 .venv-lowest/bin/python -m pip list 2>/dev/null | grep -iE \
   '^(sqlalchemy|alembic|pandas|numpy|scipy|typer|numba|rich|psycopg|matplotlib|plotly|platformdirs|pyarrow|mpi4py|mpich) '
 # One worker per CPU, at most 4: each worker's tests start processes of their own (MPI
-# ranks, A/B workers, compilers).  A Slurm cluster's jobs run one test at a time (their
-# xdist_group), and a test marked `alone` with no other beside it (tests/conftest.py).
-WORKERS="-n auto --maxprocesses 4 --dist loadgroup"
+# ranks, A/B workers, compilers).  A test marked `alone` (timings judged, the Slurm
+# cluster's jobs) runs with no other test beside it (tests/alone.py).
+WORKERS="-n auto --maxprocesses 4"
 set +e
 .venv-lowest/bin/python -m pytest $WORKERS "$@"
 status=$?

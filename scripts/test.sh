@@ -9,9 +9,9 @@ python3 -m venv .venv
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 # One worker per CPU, at most 4: each worker's tests start processes of their own (MPI
-# ranks, A/B workers, compilers).  A Slurm cluster's jobs run one test at a time (their
-# xdist_group), and a test marked `alone` with no other beside it (tests/conftest.py).
-WORKERS="-n auto --maxprocesses 4 --dist loadgroup"
+# ranks, A/B workers, compilers).  A test marked `alone` (timings judged, the Slurm
+# cluster's jobs) runs with no other test beside it (tests/alone.py).
+WORKERS="-n auto --maxprocesses 4"
 set +e
 .venv/bin/python -m pytest $WORKERS "$@"
 status=$?

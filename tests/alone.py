@@ -1,7 +1,8 @@
 """Tests marked ``alone`` run with no other test beside them, on several workers too.
 
 A test that judges timings (a disturbance probe, a detected slowdown) is decided by the
-load beside it, and pytest-xdist's workers (``scripts/test.sh``) put another test there.
+load beside it, and pytest-xdist's workers (``scripts/test.sh``) put another test there;
+a test of the Slurm cluster would meet another's jobs in the queue.
 Every test holds a shared room for its whole run -- set-up included, where a module
 fixture may measure -- and an ``alone`` test holds all of it.  A plugin of its own so
 that its test can load it into a pytest run of its own (``-p tests.alone``).

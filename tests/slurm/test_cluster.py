@@ -34,7 +34,8 @@ from tests.clihelpers import assert_user_error
 
 from . import cluster
 
-pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]  # one cluster: one at a time
+# alone: one cluster, whose jobs another test's would meet in the queue, on this host's CPUs
+pytestmark = [pytest.mark.slurm, pytest.mark.alone]
 
 
 @pytest.fixture

@@ -172,18 +172,18 @@ def _count(text: str) -> int:
     return int(text)
 
 
-def _grids(text: str) -> list[tuple[str, int]]:
-    """``MxN:steps,...`` as (grid text, steps) pairs."""
+def _grids(text: str) -> list[tuple[str, tuple[int, ...], int]]:
+    """``MxN:steps,...`` as (grid text, grid, steps)."""
     grids = []
     for item in text.split(","):
         grid, _, steps = item.partition(":")
         try:
-            parse_shape(grid, 2)
+            shape = parse_shape(grid, 2)
         except UserError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
         if not steps.isdigit() or int(steps) < 1:
             raise argparse.ArgumentTypeError(f"{item!r}: write MxN:steps, e.g. 600x400:300")
-        grids.append((grid, int(steps)))
+        grids.append((grid, shape, int(steps)))
     return grids
 
 
@@ -215,8 +215,7 @@ def main() -> None:
     comm = comm_params(db, args.machine_file, None, args.comm_host)
     decomps = [parse_decomposition(d) for d in args.decomps.split(",")]
     predicted = []
-    for grid_text, steps in args.grids:
-        grid = parse_shape(grid_text, 2)
+    for grid_text, grid, steps in args.grids:
         cases = [program_case(spec, AppCase(grid, d, steps)) for d in decomps]
         rpn = None if args.slurm_nodes is None else max(1, decomps[0].ranks // args.slurm_nodes)
         populated = True

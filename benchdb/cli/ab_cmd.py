@@ -170,8 +170,9 @@ def ab(
     footprints: Annotated[
         str | None,
         typer.Option(
-            help="Explicit footprints, e.g. 32KiB,1MiB,32MiB. Default: half of each data "
-            "cache, at most 32 MiB (three sizes a kernel)."
+            help="Explicit footprints, e.g. 32KiB,1MiB,32MiB. Default: an eighth, a quarter "
+            "and half of each data cache, half of the last one at most 32 MiB (nine sizes a "
+            "kernel on three caches)."
         ),
     ] = None,
     precision: Annotated[str, typer.Option(help="float64 or float32.")] = "float64",

@@ -43,19 +43,33 @@ from .process import WorkerProcess, check_python, environment_pads
 from .protocol import SIDES, PlanRequest, Side
 
 DEFAULT_FOOTPRINT_CAP = 32 * 2**20
+PARTS_OF_HALF_A_CACHE = (4, 2, 1)
+"""Each cache's footprints, as fractions of the largest (half of it, or the cap)."""
 
 
 def default_footprints(machine: MachineInfo) -> str:
-    """Half of each data cache, at most :data:`DEFAULT_FOOTPRINT_CAP`: a few sizes across
-    the caches, so that a default ``ab`` over every kernel stays within minutes (a
-    change that shows only beyond the last-level cache needs ``--footprints``)."""
+    """An eighth, a quarter and half of each data cache (half of it at most
+    :data:`DEFAULT_FOOTPRINT_CAP`, the other two below that): nine sizes across three
+    caches, so that a default ``ab`` over every kernel stays within minutes (a change
+    that shows only beyond the last-level cache needs ``--footprints``).
+
+    Three sizes a cache rather than one because a kernel's interval resamples its
+    points (:func:`benchdb.regress.hierarchical.paired_change`): with three points in
+    all, its 99 % interval spans about the lowest point to the highest, too wide for a
+    small slowdown (docs/findings/ab-comparison.md)."""
     caches = machine.data_caches()
     if not caches:
         raise UserError(
             "cannot read this machine's cache sizes; give --sizes 64x64,... or "
             "--footprints 32KiB,1MiB,32MiB"
         )
-    chosen = sorted({min(c.size_bytes // 2, DEFAULT_FOOTPRINT_CAP) for c in caches})
+    chosen = sorted(
+        {
+            min(c.size_bytes // 2, DEFAULT_FOOTPRINT_CAP) // part
+            for c in caches
+            for part in PARTS_OF_HALF_A_CACHE
+        }
+    )
     return ",".join(f"{b // 1024}KiB" for b in chosen)
 
 

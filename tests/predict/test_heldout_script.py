@@ -68,6 +68,25 @@ def test_the_quick_check_runs_end_to_end_and_prints_every_floor(heldout, tmp_pat
     assert "37x61" in out.split("per shape")[1]
 
 
+def test_the_row_step_rests_on_the_pass_left_where_the_other_kept_no_sample(
+    heldout, tmp_path, monkeypatch
+) -> None:
+    # on a busy host a pass can lose every sample to the retake bound: its median is NaN
+    setup = heldout.check(
+        heldout.parse_args(["--quick", "--shapes", "37x61", "--workdir", str(tmp_path)])
+    )
+    passes = {(37, 61): (1.0, 1.0), (38, 61): (38 / 37 * 0.5, np.nan)}
+    monkeypatch.setattr(
+        heldout,
+        "pass_times",
+        lambda url, kernel, shapes: tuple(
+            np.array(p) for p in zip(*map(passes.get, shapes), strict=True)
+        ),
+    )
+    step = heldout._row_step(setup, {"heldout.sqlite": ""}, "shallow.cu")
+    assert step == pytest.approx([1.0])  # twice the rate, from the first pass alone
+
+
 def test_rows_2x_only_predicts_again_from_the_same_sweep(heldout, tmp_path, capsys) -> None:
     args = ["--quick", "--kernels", "shallow.cu", "--methods", "linear", "--shapes", "37x61"]
     assert heldout.main([*args, "--workdir", str(tmp_path / "w"), "--rows-2x-only"]) == 0

@@ -193,7 +193,7 @@ def ab(
             help="Trials per point: each prepares the point afresh on both sides (new "
             "arrays), so where they land in memory is sampled too.",
         ),
-    ] = 3,
+    ] = 6,
     processes: Annotated[
         int | None,
         typer.Option(
@@ -227,7 +227,7 @@ def ab(
 
     Each side runs in worker processes of its own, with its own Python, environment
     variables, plugins or program build. Both sides check every kernel against its
-    numpy reference, then measure the same points: per point, in each of 3 trials
+    numpy reference, then measure the same points: per point, in each of 6 trials
     (each prepares the point afresh, on the next of up to 3 pairs of workers placed
     in memory each its own way), the base calibrates the repetitions and both
     sides take sample pairs, either at once on two cores

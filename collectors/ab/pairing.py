@@ -52,8 +52,11 @@ from .protocol import SIDES, evidence_from_json
 ORDERS = ("duet", "interleaved")
 
 
-DEFAULT_TRIALS = 3
-"""Trials per point: each side prepares the point afresh (new arrays) for each."""
+DEFAULT_TRIALS = 6
+"""Trials per point: each side prepares the point afresh (new arrays) for each.  The
+trials are a point's replicates (where its arrays land moves it by several percent),
+so their number, with the points', sets how narrow a kernel's interval gets: a 5 %
+slowdown needs six at nine points a kernel (docs/findings/ab-comparison.md)."""
 
 
 @dataclass(frozen=True)

@@ -54,9 +54,10 @@ ORDERS = ("duet", "interleaved")
 
 DEFAULT_TRIALS = 6
 """Trials per point: each side prepares the point afresh (new arrays) for each.  The
-trials are a point's replicates (where its arrays land moves it by several percent),
-so their number, with the points', sets how narrow a kernel's interval gets: a 5 %
-slowdown needs six at nine points a kernel (docs/findings/ab-comparison.md)."""
+trials, not the pairs, are a point's replicates (:mod:`benchdb.regress.paired`), and
+their spread rather than the points' is what widens a kernel's interval, so their
+number sets how small a change can be told; six fall two on each default pair of
+workers (docs/findings/ab-comparison.md)."""
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,19 @@
-"""Each trial's arrays at page offsets drawn from its seed, alike on both sides."""
+"""Each trial's arrays at addresses drawn from its seed, alike on both sides."""
 
 from __future__ import annotations
 
+import gc
+import sys
+
 import numpy as np
 import pytest
-from benchdb.collectors.ab.array_layout import LINE, PAGE, relocate
+from benchdb.collectors.ab.array_layout import (
+    LINE,
+    PAGE,
+    WINDOW_PAGES,
+    WINDOW_START,
+    relocate,
+)
 from benchdb.kernels.registry import get_benchmark
 
 
@@ -29,6 +38,43 @@ def test_the_same_seed_gives_the_same_page_offsets_and_the_same_values() -> None
     for a, b in zip(one.state, _fresh().state, strict=True):
         np.testing.assert_array_equal(a, b)
     assert one.state[1].flags.f_contiguous and one.state[2] == 0.5
+
+
+def _addresses(prepared: _State) -> list[int]:
+    return [x.ctypes.data for x in prepared.state if isinstance(x, np.ndarray)]
+
+
+linux_only = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="fixed-address mappings are Linux's"
+)
+
+
+@linux_only
+def test_the_same_seed_maps_the_arrays_at_the_same_virtual_addresses_in_the_window() -> None:
+    """Two processes' heaps drift apart, so only a fixed address gives both sides the
+    same pages; a trial's arrays are freed before the next trial maps its own."""
+    one = _fresh()
+    relocate(one, 99)
+    first = _addresses(one)
+    assert all(WINDOW_START <= a < WINDOW_START + WINDOW_PAGES * PAGE for a in first)
+    del one
+    gc.collect()
+    two = _fresh()
+    relocate(two, 99)
+    assert _addresses(two) == first
+    for a, b in zip(two.state, _fresh().state, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@linux_only
+def test_an_address_already_taken_falls_back_to_the_drawn_offset_on_the_heap() -> None:
+    held, other = _fresh(), _fresh()
+    relocate(held, 5)
+    relocate(other, 5)  # held's mappings still occupy the drawn pages
+    assert _offsets(other) == _offsets(held)
+    assert not set(_addresses(other)) & set(_addresses(held))
+    for a, b in zip(other.state, _fresh().state, strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_seeds_spread_the_offsets_over_the_page() -> None:

@@ -4,13 +4,13 @@ The two sides prepare the same point (each in its own worker), the base side
 calibrates the repetitions and both use that count, so a pair's two samples do the
 same number of repetitions.  Then pairs are taken until ``pairs`` of them ran
 undisturbed on both sides, in each of ``trials`` trials; each trial prepares the
-point afresh on both sides, its arrays at page offsets drawn for the trial and
-alike on both sides (:mod:`.array_layout`), in the next pair of worker processes
+point afresh on both sides, its arrays at virtual addresses drawn for the trial
+and alike on both sides (:mod:`.array_layout`), in the next pair of worker processes
 (each pair placed in memory its own way, :func:`.process.layout_environment`).
 Where the arrays and the code land in memory changes the time of the same code
-by several percent, and by 2x at a point whose arrays alias within a page
-(docs/findings/ab-comparison.md): within one preparation every pair shares that
-draw, so the trials, not the pairs, are a point's replicates
+by several percent, and by 2x at an L1-sized point whose arrays land on unlucky
+pages or alias within one (docs/findings/ab-comparison.md): within one preparation
+every pair shares that draw, so the trials, not the pairs, are a point's replicates
 (:mod:`benchdb.regress.paired`).  The order of the pairs:
 
 * ``interleaved``: in each round the two sides take one sample each, one after the
@@ -168,7 +168,7 @@ def measure_pair(
     try:
         for trial in range(trials):
             workers = worker_pairs[trial % len(worker_pairs)]
-            layout = int(rng.integers(0, 2**31))  # the arrays' page offsets: alike on both sides
+            layout = int(rng.integers(0, 2**31))  # the arrays' addresses: alike on both sides
             for i, w in enumerate(workers.values()):
                 # duet: the sides swap CPUs from trial to trial, so that a CPU busier
                 # than the other (a neighbour, an interrupt) weighs on both sides alike

@@ -7,11 +7,13 @@ array's address move the time of an L1-sized loop:
 * its offset within the 4 KiB page: a store and a later load whose addresses agree
   in their low 12 bits wait on each other (4K aliasing), and the L1 sets in use
   follow the offset;
-* its virtual page: with the same offsets, one draw of pages in 24 ran the same
-  loop about twice as slow.  AMD's L1 data cache picks its way by a hash of the
-  virtual address above the page offset (the "µtag" of Lipp et al., "Take A Way:
-  Exploring the Security Implications of AMD's Cache Way Predictors", AsiaCCS
-  2020), and two lines whose hashes collide evict each other.
+* its virtual page: with the same offsets, some draws of pages run the same loop
+  about twice as slow as others, every time they are timed.  AMD's L1 data cache
+  picks its way by a hash of the virtual address above the page offset (the
+  "µtag" of Lipp et al., "Take A Way: Exploring the Security Implications of AMD's
+  Cache Way Predictors", AsiaCCS 2020), and two lines whose hashes collide evict
+  each other.  The physical pages under the same virtual ones move it too, and
+  those no process chooses (docs/findings/ab-comparison.md).
 
 The processes' heaps drift apart (one side retakes a sample, the other does not;
 their paths differ), so arrays allocated the ordinary way land on different pages,

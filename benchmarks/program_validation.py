@@ -17,6 +17,13 @@ other, and prints how far a case's measured median moved between rounds beside t
 prediction's errors: the test-retest floor of the whole runs themselves, which on a
 shared host moves with the other tenants (docs/findings/user-mpi-programs.md).
 
+``--drift`` also measures again, in every round after its runs, the sweep's square
+nearest in footprint to each case's local block, with the curves that case was
+predicted from (``benchdb collect --program`` for one process, ``benchdb app calibrate
+--program --ranks P --no-exchanges`` for P copies, each into a scratch database), and
+prints how far the step's loops there moved from the stored sweep: a miss of the same
+size and sign as that drift is the host's since the sweep, not the model's.
+
 On a shared host a whole run loses its core to other processes (the sweep
 retakes such disturbed samples; a whole run cannot); the CPU share says how
 much, so that a miss of the model is told from time lost to the other tenants.
@@ -44,10 +51,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
 
 from benchdb.collectors.app.collect import AppRunRequest
 from benchdb.collectors.app.program_run import (
@@ -57,14 +68,16 @@ from benchdb.collectors.app.program_run import (
 )
 from benchdb.kernels.spec import ProgramSpec
 
+from benchdb.app.context import LoopContext
 from benchdb.app.decomposition import parse_decomposition
 from benchdb.app.inputs import comm_params
 from benchdb.app.model import AppCase, ModelOptions, predict_app
 from benchdb.app.program_app import load_program, program_application, program_case
 from benchdb.db.app_runs import app_run_summary, app_runs
 from benchdb.db.engine import Database, open_database
+from benchdb.db.measurements import measurements_frame
 from benchdb.errors import UserError
-from benchdb.shapes import parse_shape
+from benchdb.shapes import parse_shape, shape_key
 
 TAG = "program-validation"
 
@@ -165,6 +178,103 @@ def _retest(rows: list[dict]) -> list[dict]:
     ]
 
 
+@dataclass(frozen=True)
+class Square:
+    """A square the sweep measured, in the curves (context) a case was predicted from."""
+
+    shape: tuple[int, int]
+    context: str
+    footprint_bytes: int
+
+
+def _step_seconds(db: Database, spec: ProgramSpec, context: str) -> dict[str, float]:
+    """Seconds a repetition of the step's loops took at each square of ``context``
+    (shape key -> the loops' medians added, of the latest run that measured each), where
+    every loop of the step has one."""
+    step = [f"{spec.name}.{loop}" for loop in spec.parallel.step]
+    frame = measurements_frame(db, kernels=step, context=context, valid_only=True)
+    frame = frame[frame["shape_key"].map(lambda k: len(set(k.split("x"))) == 1)]
+    latest = frame.sort_values("run_id").groupby(["shape_key", "kernel"]).last()
+    sums = latest.groupby("shape_key")["t_median"].agg(["sum", "count"])
+    return {key: float(row["sum"]) for key, row in sums.iterrows() if row["count"] == len(step)}
+
+
+def _drift_squares(db: Database, spec: ProgramSpec, predicted) -> list[Square]:
+    """For every case, the swept square nearest in log footprint to its local block, in
+    the curves the case was predicted from; each square once."""
+    geometry = spec.layout.geometry()
+    found: dict[tuple[str, str], Square] = {}
+    for _grid, cases, preds, _single, _halo in predicted:
+        for case, pred in zip(cases, preds, strict=True):
+            swept = [parse_shape(k, 2) for k in _step_seconds(db, spec, pred.context)]
+            if not swept:
+                continue
+            want = geometry.footprint_bytes(case.local, case.precision)
+            shape = min(
+                swept,
+                key=lambda s: abs(math.log(geometry.footprint_bytes(s, case.precision) / want)),
+            )
+            square = Square(shape, pred.context, geometry.footprint_bytes(shape, case.precision))
+            found[(shape_key(shape), pred.context)] = square
+    return sorted(found.values(), key=lambda s: (s.context, s.footprint_bytes))
+
+
+def _measure_again(args: argparse.Namespace, spec: ProgramSpec, squares: list[Square]) -> dict:
+    """``squares`` measured again as the sweep measured them, into a scratch database;
+    (shape key, context) -> the step's loops' seconds a repetition."""
+    again: dict[tuple[str, str], float] = {}
+    by_context: dict[str, list[Square]] = {}
+    for square in squares:
+        by_context.setdefault(square.context, []).append(square)
+    with tempfile.TemporaryDirectory(prefix="drift-") as tmp:
+        url = f"sqlite:///{Path(tmp) / 'again.sqlite'}"
+        for context, group in by_context.items():
+            sizes = ",".join(shape_key(s.shape) for s in group)
+            ranks = LoopContext.parse(context).ranks_per_node
+            command = (
+                ["collect", "--program", args.program, "--passes", "1"]
+                if ranks == 1
+                else ["app", "calibrate", "--program", args.program, "--ranks", str(ranks),
+                      "--no-exchanges"]
+            )  # fmt: skip
+            done = subprocess.run(
+                [sys.executable, "-m", "benchdb", *command, "--sizes", sizes, "--db", url,
+                 "--json"],
+                capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            if done.returncode != 0:
+                raise SystemExit(f"measuring the sweep's squares again failed: {done.stderr}")
+            scratch = open_database(url, create=False)
+            try:
+                seconds = _step_seconds(scratch, spec, context)
+            finally:
+                scratch.close()
+            again.update({(key, context): t for key, t in seconds.items()})
+    return again
+
+
+def _drift(db: Database, args, spec: ProgramSpec, squares: list[Square], round_: int) -> list:
+    """One round's drift rows: each square's step loops now against the sweep's."""
+    again = _measure_again(args, spec, squares)
+    rows = []
+    for square in squares:
+        key = shape_key(square.shape)
+        stored = _step_seconds(db, spec, square.context)[key]
+        now = again.get((key, square.context))
+        rows.append(
+            {
+                "round": round_,
+                "square": key,
+                "context": square.context,
+                "footprint_bytes": square.footprint_bytes,
+                "swept_s": stored,
+                "again_s": now,
+                "moved": now / stored - 1 if now is not None else None,
+            }
+        )
+    return rows
+
+
 def _count(text: str) -> int:
     """A count of at least 1 (argparse: one line, exit 2, before the database is opened)."""
     if not text.isdigit() or int(text) < 1:
@@ -200,6 +310,12 @@ def main() -> None:
         default=1,
         help="measure every case this many times, a round over all grids each: "
         "the later rounds' shift is the test-retest floor beside the error",
+    )
+    ap.add_argument(
+        "--drift",
+        action="store_true",
+        help="in every round, measure again the swept square nearest each case's local "
+        "block, in the curves it was predicted from, and print how far it moved",
     )
     ap.add_argument("--machine-file")
     ap.add_argument("--slurm-nodes", type=int, help="run each case on this many Slurm nodes")
@@ -237,7 +353,8 @@ def main() -> None:
             app,
         )
         predicted.append((grid_text, cases, preds, single, halo))
-    rows = []
+    squares = _drift_squares(db, spec, predicted) if args.drift else []
+    rows, drift = [], []
     for round_ in range(1, args.rounds + 1):
         for grid_text, cases, preds, single, halo in predicted:
             runs = _measure(db, args, spec, cases)
@@ -245,9 +362,11 @@ def main() -> None:
                 _row(grid_text, round_, *each, runs[each[0].decomp.key])
                 for each in zip(cases, preds, single, halo, strict=True)
             )
+        if squares:
+            drift.extend(_drift(db, args, spec, squares, round_))
     retest = _retest(rows)
     if args.json:
-        print(json.dumps({"cases": rows, "retest": retest}, indent=1))
+        print(json.dumps({"cases": rows, "retest": retest, "drift": drift}, indent=1))
         return
     print("| round | grid (steps) | decomp | local | curves | exchanges | predicted: loops + "
           "exchanges | measured median: loops + exchanges | runs (CPU share) | error | with "
@@ -283,6 +402,24 @@ def main() -> None:
             f"(median), {100 * max(shifts):.1f} % at most; the prediction missed by "
             f"{100 * statistics.median(errors):.1f} % (median), {100 * max(errors):.1f} % at most"
         )
+    if drift:
+        print()
+        print("| round | swept square | footprint | curves | step loops: swept | again | moved |")
+        print("|---|---|---|---|---|---|---|")
+        for d in drift:
+            again = f"{1e3 * d['again_s']:.3f} ms" if d["again_s"] is not None else "-"
+            moved = f"{100 * d['moved']:+.1f} %" if d["moved"] is not None else "-"
+            print(
+                f"| {d['round']} | {d['square']} | {d['footprint_bytes'] / 2**20:.2f} MiB | "
+                f"{d['context']} | {1e3 * d['swept_s']:.3f} ms | {again} | {moved} |"
+            )
+        moved = [abs(d["moved"]) for d in drift if d["moved"] is not None]
+        if moved:
+            median = statistics.median(moved)
+            print(
+                f"\nthe sweep's squares measured again moved by {100 * median:.1f} % (median), "
+                f"{100 * max(moved):.1f} % at most"
+            )
 
 
 if __name__ == "__main__":

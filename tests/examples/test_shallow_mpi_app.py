@@ -126,14 +126,16 @@ def test_calibrated_exchanges_price_a_programs_run(swept: tuple[Path, str]) -> N
 def test_the_validation_script_measures_every_case_again_in_a_second_round(
     swept: tuple[Path, str],
 ) -> None:
-    """benchmarks/program_validation.py --rounds 2: every case predicted once, run in two
-    rounds, and each case's shift between the rounds printed beside its errors."""
+    """benchmarks/program_validation.py --rounds 2 --drift: every case predicted once, run
+    in two rounds, and each case's shift between the rounds printed beside its errors; in
+    each round the swept square nearest each local block is measured again in the curves
+    its case was predicted from."""
     spec, url = swept
     script = Path(__file__).resolve().parents[2] / "benchmarks" / "program_validation.py"
     done = subprocess.run(
         [sys.executable, str(script), "--program", str(spec), "--db", url,
          "--grids", "24x24:10", "--decomps", "1x1,2x1", "--repeats", "1", "--rounds", "2",
-         "--machine-file", "summit", "--json"],
+         "--machine-file", "summit", "--drift", "--json"],
         capture_output=True, text=True, check=False, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -149,3 +151,11 @@ def test_the_validation_script_measures_every_case_again_in_a_second_round(
         again["measured_s"] / first["measured_s"] - 1
     )
     assert first["predicted_s"] == again["predicted_s"]  # predicted once, before any run
+    # 24x24 (625 points with its halo) is nearest the swept 32x32, 12x24 (325) the 16x16
+    nearest = {"1x1": "32x32", "2x1": "16x16"}
+    wanted = {(nearest[c["decomposition"]], c["context"]) for c in out["cases"]}
+    for round_ in (1, 2):
+        drift = [d for d in out["drift"] if d["round"] == round_]
+        assert {(d["square"], d["context"]) for d in drift} == wanted
+        for d in drift:
+            assert d["moved"] == pytest.approx(d["again_s"] / d["swept_s"] - 1)

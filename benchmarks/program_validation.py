@@ -35,8 +35,10 @@ that does not contain the grids' blocks, and communication parameters
 (``benchdb comm collect --ranks 2`` + ``benchdb comm fit``, or --machine-file).
 Runs on P ranks are predicted from the loop curves of P copies at once, and from the
 exchanges timed in the program's own runs (``benchdb app calibrate --program --ranks
-P``), where the database holds them; the errors with one process's curves and with
-the halo model's exchanges are printed beside it.
+P``), where the database holds them, with the loops scaled by what those runs' loops
+took over the curves (``benchdb/app/in_run_loops.py``; the factor is printed); the
+errors with one process's curves and with the halo model (neither the measured
+exchanges nor the factor) are printed beside it.
 
     python benchmarks/program_validation.py --program examples/shallow_mpi/benchdb.toml \
         --db sqlite:///v.db --grids 80x80:20000,600x400:300,1500x1200:40 [--repeats 3]
@@ -152,6 +154,7 @@ def _row(grid_text: str, round_: int, case, pred, one, by_halo, measured: list[d
             r["cpu_s"] / r["total_s"] if r["cpu_s"] is not None else None for r in measured
         ],
         "context": pred.context,
+        "in_run_loop_factor": pred.in_run_loop_factor,
         "error": pred.total_s / total - 1,
         "single_process_error": one.total_s / total - 1,
         "exchanges_by": pred.exchange_source.value,
@@ -370,8 +373,8 @@ def main() -> None:
         return
     print("| round | grid (steps) | decomp | local | curves | exchanges | predicted: loops + "
           "exchanges | measured median: loops + exchanges | runs (CPU share) | error | with "
-          "1-process curves | with the halo model | vs CPU time |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "1-process curves | with the halo model | vs CPU time | in-run loops |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         runs_text = ", ".join(
             f"{t:.3f} ({100 * c:.0f} %)" if c is not None else f"{t:.3f}"
@@ -386,6 +389,7 @@ def main() -> None:
             f"{100 * r['error']:+.1f} % | {100 * r['single_process_error']:+.1f} % | "
             f"{100 * r['halo_model_error']:+.1f} % | "
             + (f"{100 * r['cpu_error']:+.1f} % |" if r["cpu_error"] is not None else "- |")
+            + f" {r['in_run_loop_factor']:.3f} |"
         )
     if retest:
         print()

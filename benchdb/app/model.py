@@ -22,8 +22,10 @@ halo width x one field x element size).  The shallow model's halos are one-sided
 shifts (one message per phase and rank, see :mod:`.shallow_app`; ``shift=True``), so the
 contention factor defaults to 1.  A single rank has no exchanges: it runs the
 application's serial halo updates instead (the shallow model's ``shallow.boundary``).
-Only the built-in model has exchanges measured in situ; a program's are priced by
-the halo model.
+A user's program on more than one rank has its ``T_loop`` multiplied by what its own
+calibration runs measured its loops to take over its curves at their blocks
+(:mod:`.in_run_loops`): its curves come from its sweep mode, where no exchange runs
+between two loops.
 
 The application (:class:`.application.Application`) says which loops a step
 runs, which fields it exchanges and what it reduces: benchdb's built-in
@@ -53,9 +55,10 @@ from ..comm.params import CommParams
 from ..comm.postal import PiecewisePostal
 from ..errors import UserError
 from .application import Application
-from .context import LoopContext
+from .context import PROGRAM, LoopContext
 from .decomposition import Decomposition
 from .exchange_table import MeasuredExchanges, measured_exchanges
+from .in_run_loops import InRunLoops, calibrated_loops, in_run_loops
 from .shallow_app import SHALLOW_APP
 
 if TYPE_CHECKING:
@@ -187,6 +190,7 @@ class AppPrediction:
     loop_interpolation: dict[str, float] = field(default_factory=dict)
     untimed_s: float = 0.0  # outside the loop and exchange timers (measured exchanges only)
     exchange_uncertainty_rel: float = 0.0  # the calibrated runs' spread (measured exchanges)
+    in_run_loop_factor: float = 1.0  # a program's loops in its runs over its curves (applied)
 
     @property
     def compute_s(self) -> float:
@@ -262,6 +266,7 @@ class AppPrediction:
             "overlap": self.overlap,
             "context": self.context,
             "loops_s": self.loops,
+            "in_run_loop_factor": self.in_run_loop_factor,
             "loops_uncertainty_rel": self.loop_uncertainty,
             "loops_interpolation_rel": {
                 k: v if math.isfinite(v) else None for k, v in self.loop_interpolation.items()
@@ -375,19 +380,58 @@ def _exchanges(
     return ExchangeSource.HALO_MODEL, exchanges, 0.0, 0.0, described, False
 
 
-def _measured_tables(
-    db: Database, app: Application, cases: Sequence[AppCase], options: ModelOptions
-) -> dict[tuple[int, str], MeasuredExchanges | None]:
-    """The measured-exchange table per (ranks, precision) the cases need, if any."""
+def _calibration_runs(db: Database, app: Application, options: ModelOptions) -> list[dict]:
+    """The app's stored runs on the machine predicted for, where ``app calibrate``'s runs
+    may price a run (none otherwise)."""
     if not (app.calibrated and options.uses_measured_exchanges):
-        return {}
+        return []
     from ..db.app_runs import app_runs
     from ..predict.source import resolve_machine_caches
 
     hosts = set(resolve_machine_caches(db, options.machine, options.host).scope.host_ids)
-    runs = [r for r in app_runs(db, application=app.name) if r["machine_id"] in hosts]
-    wanted = {(c.decomp.ranks, c.precision) for c in cases if c.decomp.ranks > 1}
-    return {(n, p): measured_exchanges(runs, n, p, app.geometry) for n, p in wanted}
+    return [r for r in app_runs(db, application=app.name) if r["machine_id"] in hosts]
+
+
+def _wanted(cases: Sequence[AppCase]) -> set[tuple[int, str]]:
+    return {(c.decomp.ranks, c.precision) for c in cases if c.decomp.ranks > 1}
+
+
+def _measured_tables(
+    runs: Sequence[dict], app: Application, cases: Sequence[AppCase]
+) -> dict[tuple[int, str], MeasuredExchanges | None]:
+    """The measured-exchange table per (ranks, precision) the cases need, if any."""
+    if not runs:
+        return {}
+    return {(n, p): measured_exchanges(runs, n, p, app.geometry) for n, p in _wanted(cases)}
+
+
+def _in_run_tables(
+    db: Database,
+    runs: Sequence[dict],
+    app: Application,
+    cases: Sequence[AppCase],
+    options: ModelOptions,
+) -> dict[tuple[int, str], InRunLoops]:
+    """For a user's program, per (ranks, precision) the cases need: its calibration runs'
+    loops against its curves at their blocks (:mod:`.in_run_loops`).  The built-in
+    model's curves are timed inside a stepping process already (``fullstep``)."""
+    if not runs or app.curves != PROGRAM:
+        return {}
+    out = {}
+    for ranks, precision in _wanted(cases):
+        calibrated = calibrated_loops(runs, ranks, precision)
+        if not calibrated:
+            continue
+        grids = [AppCase(c.grid, c.decomp, c.steps, precision) for c in calibrated]
+        context = app.context(ranks, options.populated)
+        unscaled = replace(options, scaling=Scaling())
+        curves = _compute(db, app, grids, [context] * len(grids), unscaled)
+        per_step = [
+            sum(loops.seconds.values()) / grid.steps
+            for loops, grid in zip(curves, grids, strict=True)
+        ]
+        out[(ranks, precision)] = in_run_loops(calibrated, per_step, app.geometry, precision)
+    return out
 
 
 def _reduction(
@@ -426,10 +470,13 @@ def predict_app(
             "or pass --machine-file FILE (a bundled name such as summit, or your own)"
         )
     computed = _compute(db, app, cases, contexts, options)
-    tables = _measured_tables(db, app, cases, options)
+    runs = _calibration_runs(db, app, options)
+    tables = _measured_tables(runs, app, cases)
+    in_run = _in_run_tables(db, runs, app, cases, options)
     results = []
     for case, ctx, rpn, loops in zip(cases, contexts, rpns, computed, strict=True):
         extrap = loops.extrapolated
+        factor = 1.0
         if case.decomp.ranks == 1:
             exchanges, described, reduction = {}, {"model": app.serial_description()}, 0.0
             untimed = spread = 0.0
@@ -442,10 +489,14 @@ def predict_app(
             if outside:
                 extrap.append("exchanges")
             reduction = _reduction(app, case, comm, options, rpn)
+            factors = in_run.get((case.decomp.ranks, case.precision))
+            if factors is not None:
+                factor = factors.factor(case.decomp, case.local)
         pred = AppPrediction(
-            case, loops.seconds, exchanges, reduction, options.overlap, ctx, extrap, described,
-            source, loop_uncertainty=loops.uncertainty, loop_interpolation=loops.interpolation,
-            untimed_s=untimed, exchange_uncertainty_rel=spread,
+            case, {k: t * factor for k, t in loops.seconds.items()}, exchanges, reduction,
+            options.overlap, ctx, extrap, described, source,
+            loop_uncertainty=loops.uncertainty, loop_interpolation=loops.interpolation,
+            untimed_s=untimed, exchange_uncertainty_rel=spread, in_run_loop_factor=factor,
         )  # fmt: skip
         results.append(pred)
     return results

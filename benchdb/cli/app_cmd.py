@@ -87,7 +87,9 @@ def predict_cmd(
     as_json: JsonOption = False,
 ) -> None:
     """Predict a whole run: loops from the lookup, exchanges as `app calibrate` measured
-    them in the running model (else from the halo model; --halo-model forces it).
+    them in the running model (else from the halo model; --halo-model forces it).  A
+    program's loops on more than one rank are scaled by what its calibration runs' loops
+    took over its curves (in its sweep no exchange runs between two loops).
     Two ± follow the total.  "spread": the lookup's spread of the loops (their samples'
     spread at the bracketing sizes), added over the loops as moving together, plus the
     measured exchanges' spread over their calibration runs (none from the halo model).

@@ -80,8 +80,9 @@ HaloModelOption = Annotated[
     bool,
     typer.Option(
         "--halo-model",
-        help="Price exchanges with the halo model even where `app calibrate` measured them "
-        "(always so with --machine-file or a bandwidth/latency scaling).",
+        help="Price exchanges with the halo model even where `app calibrate` measured them, "
+        "and leave a program's loops as its curves say (always so with --machine-file or a "
+        "bandwidth/latency scaling).",
     ),
 ]
 ScaleCompute = Annotated[float, typer.Option("--scale-compute", help="What-if: x compute rate.")]

@@ -122,6 +122,31 @@ def test_calibrated_exchanges_price_a_programs_run(swept: tuple[Path, str]) -> N
     assert two.exchange_source is ExchangeSource.MEASURED and set(two.exchanges) == {"exchanges"}
     assert two.exchange_s > 0 and two.untimed_s > 0
 
+    # The same runs' loops against the curves at their blocks scale the run's loops: the
+    # factor between the two calibrated 2x1 grids, linear in log local footprint.
+    import numpy as np
+
+    geometry, halo = spec.layout.geometry(), ModelOptions(populated=False, measured_exchanges=False)
+    calibrated = [c for c in cases if c.decomp.key == "2x1"]
+    db = open_database(url)
+    try:
+        curves = predict_app(
+            db, [*calibrated, case], load_machine_file("summit"), halo, program_application(spec)
+        )
+    finally:
+        db.close()
+    ratios = []
+    for cal, curve in zip(calibrated, curves[:-1], strict=True):
+        mine = [r for r in runs if tuple(r["grid"]) == cal.grid and r["decomposition"] == "2x1"]
+        in_run = sorted(r["loops_s"]["loops"] / r["steps"] for r in mine)[len(mine) // 2]
+        ratios.append(np.log(in_run / (curve.compute_s / cal.steps)))
+    footprint = [np.log(geometry.footprint_bytes(c.local, "float64")) for c in cases[:2]]
+    at = np.log(geometry.footprint_bytes(case.local, "float64"))
+    expected = float(np.exp(np.interp(at, footprint, ratios)))
+    assert two.in_run_loop_factor == pytest.approx(expected)
+    assert two.compute_s == pytest.approx(curves[-1].compute_s * expected)
+    assert curves[-1].in_run_loop_factor == 1.0  # the halo model uses no calibration run
+
 
 def test_the_validation_script_measures_every_case_again_in_a_second_round(
     swept: tuple[Path, str],

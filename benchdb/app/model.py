@@ -16,7 +16,9 @@ lookup (paper 003 eq. 8-9, :func:`benchdb.predict.predict`) at the rank's
 *local* block; ``T_halo`` from the exchanges measured in the running model where
 ``benchdb app calibrate`` timed this decomposition (:mod:`.exchange_table`:
 packing, evicted buffers and the wait for a neighbour are part of an
-exchange), else from the halo model (:func:`benchdb.comm.halo_model.predict_halo2d`,
+exchange; those runs put all ranks on one node, so a run with fewer ranks a node
+has its messages cross nodes and is not priced by them), else from the halo model
+(:func:`benchdb.comm.halo_model.predict_halo2d`,
 paper 001 eq. 8 and 10: X then Y phase, message size from the local edge x
 halo width x one field x element size).  The shallow model's halos are one-sided
 shifts (one message per phase and rank, see :mod:`.shallow_app`; ``shift=True``), so the
@@ -482,7 +484,10 @@ def predict_app(
             untimed = spread = 0.0
             source = ExchangeSource.NONE
         else:
-            table = tables.get((case.decomp.ranks, case.precision))
+            # app calibrate runs all P ranks on one node: a run across nodes sends its
+            # messages between nodes, which the halo model prices from their parameters
+            one_node = rpn >= case.decomp.ranks
+            table = tables.get((case.decomp.ranks, case.precision)) if one_node else None
             source, exchanges, untimed, spread, described, outside = _exchanges(
                 app, case, comm, options, rpn, table
             )

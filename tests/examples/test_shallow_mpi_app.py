@@ -147,6 +147,16 @@ def test_calibrated_exchanges_price_a_programs_run(swept: tuple[Path, str]) -> N
     assert two.compute_s == pytest.approx(curves[-1].compute_s * expected)
     assert curves[-1].in_run_loop_factor == 1.0  # the halo model uses no calibration run
 
+    # One rank a node: its messages cross nodes, which this node's runs did not time.
+    db = open_database(url)
+    try:
+        (across,) = predict_app(db, [case], load_machine_file("summit"),
+                                ModelOptions(populated=False, ranks_per_node=1),
+                                program_application(spec))  # fmt: skip
+    finally:
+        db.close()
+    assert across.exchange_source is ExchangeSource.HALO_MODEL and across.untimed_s == 0
+
 
 def test_the_validation_script_measures_every_case_again_in_a_second_round(
     swept: tuple[Path, str],

@@ -117,7 +117,7 @@ def measure(setup: Setup) -> None:
 
 def profiles(setup: Setup) -> tuple[dict[tuple[str, int], np.ndarray], np.ndarray]:
     """Per (kernel, base index) the detrended log-rate deviation at each residue, and
-    the floor of every point."""
+    the floor of every point with a clean sample in both passes."""
     axis = setup.bench.geometry.contiguous_axis % setup.bench.ndim
     out: dict[tuple[str, int], np.ndarray] = {}
     floor = []
@@ -127,13 +127,17 @@ def profiles(setup: Setup) -> tuple[dict[tuple[str, int], np.ndarray], np.ndarra
             shapes = setup.siblings(base)
             first, second = pass_times(setup.url, kernel, shapes)
             points, _ = basis.points_and_footprint(np.array(shapes))
-            log_rate = np.log(points / np.sqrt(first * second))
+            # a pass left without a clean sample (flagged disturbed) leaves no repeat:
+            # the rate is the other pass's, and the floor skips the point
+            both = np.where(np.isfinite(second), np.sqrt(first * second), first)
+            log_rate = np.log(points / both)
             x = np.arange(setup.width)
             detrended = log_rate - np.polyval(np.polyfit(x, log_rate, 1), x)
             dev = np.zeros(setup.width)
             dev[np.array([s[axis] for s in shapes]) % setup.width] = detrended
             out[(kernel, b)] = dev
-            floor.extend(np.abs(second / first - 1))
+            repeated = np.isfinite(second)
+            floor.extend(np.abs(second[repeated] / first[repeated] - 1))
     return out, np.asarray(floor)
 
 
@@ -141,9 +145,11 @@ def report(setup: Setup) -> None:
     dev, floor = profiles(setup)
     every = np.array(list(dev.values()))
     cells = "  ".join(f"{r:6d}" for r in range(setup.width))
-    print(
-        f"floor: median {100 * np.median(floor):.1f} %, p90 {100 * np.percentile(floor, 90):.1f} %"
-    )
+    if floor.size:
+        median, p90 = 100 * np.median(floor), 100 * np.percentile(floor, 90)
+        print(f"floor: median {median:.1f} %, p90 {p90:.1f} %")
+    else:
+        print("floor: no point kept a clean sample in both passes")
     print(f"{'row extent mod ' + str(setup.width):>22s}  {cells}")
     for what, values in (("mean %", every.mean(0)), ("median %", np.median(every, 0))):
         print(f"{what:>22s}  " + "  ".join(f"{100 * v:+6.1f}" for v in values))

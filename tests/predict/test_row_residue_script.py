@@ -54,3 +54,33 @@ def test_a_small_run_prints_a_deviation_per_residue(residue, tmp_path, capsys) -
     mean = [float(x) for x in next(ln for ln in out.splitlines() if "mean %" in ln).split()[2:]]
     assert len(mean) == 3
     assert sum(mean) == pytest.approx(0, abs=0.2)  # a straight line's residuals
+
+
+def test_a_pass_left_without_a_clean_sample_leaves_the_rate_to_the_other(
+    residue, tmp_path, capsys
+) -> None:
+    """Under load a point's second pass can keep no clean sample (the collector stores
+    pass_counts [n, 0] and flags it disturbed): its rate is then the first pass's, not
+    NaN, and the floor leaves it out."""
+    import json
+    import sqlite3
+
+    db = tmp_path / "r.sqlite"
+    setup = residue.check(residue.parse_args(["--db", f"sqlite:///{db}", "--bases", "1",
+                                              "--width", "3"]))  # fmt: skip
+    residue.measure(setup)
+    with sqlite3.connect(db) as con:
+        mid, samples, counts = con.execute(
+            "SELECT id, samples, pass_counts FROM measurement ORDER BY id LIMIT 1"
+        ).fetchone()
+        first = json.loads(counts)[0]
+        kept = json.loads(samples)[:first]
+        con.execute(
+            "UPDATE measurement SET samples = ?, pass_counts = ? WHERE id = ?",
+            (json.dumps(kept), json.dumps([first, 0]), mid),
+        )
+    capsys.readouterr()
+    residue.report(setup)
+    out = capsys.readouterr().out
+    mean = [float(x) for x in next(ln for ln in out.splitlines() if "mean %" in ln).split()[2:]]
+    assert sum(mean) == pytest.approx(0, abs=0.2)

@@ -13,8 +13,10 @@ Per kernel and base, the log rates of the ``--width`` siblings are detrended
 the row extent modulo ``--width`` (the shape's extent along the contiguous axis;
 shallow stores ``m + 1`` elements per row, so its residue ``r`` is the storage's
 ``r + 1``).  It prints per residue
-the mean and median deviation in % over kernels x bases, then per base the mean
-over the kernels, beside the floor (|second pass / first - 1|).
+the mean and median deviation in % over kernels x bases, then per kernel the mean
+over the bases (loops whose rows start and end differently differ: shallow's time
+filter runs over the whole stored row, its other loops over the inner points), then
+per base the mean over the kernels, beside the floor (|second pass / first - 1|).
 
     python benchmarks/row_residue.py [--family shallow] [--bases 12] [--width 8]
         [--seed 7] [--db sqlite:////tmp/residue.sqlite]
@@ -153,6 +155,10 @@ def report(setup: Setup) -> None:
     print(f"{'row extent mod ' + str(setup.width):>22s}  {cells}")
     for what, values in (("mean %", every.mean(0)), ("median %", np.median(every, 0))):
         print(f"{what:>22s}  " + "  ".join(f"{100 * v:+6.1f}" for v in values))
+    print("\nper kernel, mean over the bases")
+    for kernel in setup.kernels:
+        mean = np.mean([dev[(kernel, b)] for b in range(len(setup.bases))], axis=0)
+        print(f"{kernel:>22s}  " + "  ".join(f"{100 * v:+6.1f}" for v in mean))
     fp = [setup.bench.footprint_bytes(b, "float64") / 2**20 for b in setup.bases]
     print("\nper base, mean over the kernels (footprint in MiB)")
     for b, base in enumerate(setup.bases):

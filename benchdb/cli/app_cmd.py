@@ -112,7 +112,9 @@ def predict_cmd(
 
     With --program, the loops are the program's own: `benchdb collect --program` swept
     them one copy at a time, `benchdb app calibrate --program --ranks P` as P copies at
-    once for runs with P ranks a node.  Its exchanges come from the halo model.
+    once for runs with P ranks a node.  Its exchanges come from its own runs on P ranks,
+    which the same command times where the spec's [parallel] reports exchanges; else,
+    and for a run across nodes (fewer ranks a node than ranks), from the halo model.
     """
     target = Target.of(program)
     case = target.case(run.app_case(parse_decomposition(decomp)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
@@ -54,6 +55,15 @@ def test_a_small_run_prints_a_deviation_per_residue(residue, tmp_path, capsys) -
     mean = [float(x) for x in next(ln for ln in out.splitlines() if "mean %" in ln).split()[2:]]
     assert len(mean) == 3
     assert sum(mean) == pytest.approx(0, abs=0.2)  # a straight line's residuals
+    lines = out.splitlines()
+    start = lines.index("per kernel, mean over the bases") + 1
+    rows = [ln.split() for ln in lines[start : start + len(residue.LOOPS["shallow"])]]
+    per_kernel = {row[0]: [float(x) for x in row[1:]] for row in rows}
+    assert set(per_kernel) == set(residue.LOOPS["shallow"])  # the ten update loops
+    for values in per_kernel.values():
+        assert len(values) == 3 and sum(values) == pytest.approx(0, abs=0.2)
+    # the per-residue mean over kernels x bases is the mean of the per-kernel rows
+    assert np.mean(list(per_kernel.values()), axis=0) == pytest.approx(mean, abs=0.06)
 
 
 def test_a_pass_left_without_a_clean_sample_leaves_the_rate_to_the_other(

@@ -66,6 +66,17 @@ def test_the_quick_check_runs_end_to_end_and_prints_every_floor(heldout, tmp_pat
     assert "| prediction, `linear` | 1 |" in against
     assert "| row step predicted - measured, `linear` | 1 |" in out
     assert "37x61" in out.split("per shape")[1]
+    # its row extent 37 is 5 mod 8: one shape there, and the one cell with an error
+    table = out.split("error (signed) by row extent mod 8")[1].splitlines()[1:4]
+    assert table[0].split() == ["shapes", "0", "0", "0", "0", "0", "1", "0", "0"]
+    assert table[1].split() == ["kernel", *map(str, range(8))]
+    cu = table[2][len("  ") + 16 :]
+    cells = [cu[7 * r : 7 * r + 7].strip() for r in range(8)]
+    assert table[2].split()[0] == "shallow.cu"
+    assert [bool(c) for c in cells] == [r == 5 for r in range(8)]
+    # the one shape's signed error: in size, the kernel table's median |error|
+    median = next(ln for ln in out.splitlines() if ln.startswith("| shallow.cu `linear` |"))
+    assert abs(float(cells[5])) == pytest.approx(float(median.split("|")[3].split()[0]), abs=0.051)
 
 
 def test_the_row_step_rests_on_the_pass_left_where_the_other_kept_no_sample(

@@ -68,7 +68,7 @@ from benchdb.collectors.sizes import ROUNDING_TOL
 from benchdb.collectors.sweep import Context, detect_context, run_sweep, verify_plan
 from benchdb.kernels.builtin.shallow import SHALLOW_LOOPS
 from benchdb.kernels.registry import BUILTIN
-from heldout_common import Stats, measured, pass_times
+from heldout_common import Stats, by_residue, measured, pass_times
 
 from benchdb.db.engine import Database, open_database
 from benchdb.db.measurements import measurements_frame
@@ -88,9 +88,6 @@ LOOPS = {"shallow": tuple(f"shallow.{loop}" for loop in SHALLOW_LOOPS)}
 """The kernels checked by default where a family has more: shallow's ten update loops of
 paper 003 Table I (not the copies, the halo update or the whole step)."""
 DATABASES = ("sweep.sqlite", "heldout.sqlite", "refined.sqlite", "retest.sqlite")
-RESIDUE_WIDTH = 8
-"""Row extents are filed modulo this many elements in ``--detail``'s residue table, as
-benchmarks/row_residue.py files them (a cache line of float64)."""
 
 
 @dataclass(frozen=True)
@@ -437,33 +434,10 @@ def report(setup: Setup, urls: dict[str, str], detail: bool) -> None:
         for i, shape in enumerate(setup.shapes):
             e, f, r = (np.nanmedian(x[:, i]) for x in (err, flo, stp))
             print(f"  {shape_key(shape):>10s}  {_pct(e):>7s}  {_pct(f):>7s}  {_pct(r):>7s}")
-        _by_residue(setup, errors[first], "".join(first[::-1]))
-
-
-def _by_residue(setup: Setup, errors: dict[str, np.ndarray], label: str) -> None:
-    """Per kernel, the median signed error of the shapes whose row extent falls on each
-    residue modulo :data:`RESIDUE_WIDTH`: a loop whose rate depends on the row length
-    modulo a SIMD vector (benchmarks/row_residue.py) shows it here as a sign per column."""
-    axis = rate_basis(setup.kernels[0]).geometry.contiguous_axis
-    if axis is None or len(setup.shapes[0]) < 2:
-        return
-    residue = np.array([s[axis] for s in setup.shapes]) % RESIDUE_WIDTH
-    cells = "".join(f"{r:>7d}" for r in range(RESIDUE_WIDTH))
-    print(f"\nper kernel, median {label} error (signed) by row extent mod {RESIDUE_WIDTH}")
-    counts = "".join(f"{int((residue == r).sum()):>7d}" for r in range(RESIDUE_WIDTH))
-    print(f"  {'shapes':>16s}{counts}")
-    print(f"  {'kernel':>16s}{cells}")
-    for kernel in setup.kernels:
-        signed = []
-        for r in range(RESIDUE_WIDTH):
-            here = errors[kernel][residue == r]
-            here = here[np.isfinite(here)]
-            signed.append(np.median(here) if here.size else np.nan)
-        print(f"  {kernel:>16s}" + "".join(f"{_signed(v):>7s}" for v in signed))
-
-
-def _signed(v: float) -> str:
-    return "" if not np.isfinite(v) else f"{100 * v:+.1f}"
+        axis = rate_basis(setup.kernels[0]).geometry.contiguous_axis
+        if axis is not None and len(setup.shapes[0]) > 1:
+            extents = [s[axis] for s in setup.shapes]
+            print("\n" + "\n".join(by_residue(extents, errors[first], "".join(first[::-1]))))
 
 
 def main(argv: list[str] | None = None) -> int:

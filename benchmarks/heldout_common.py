@@ -47,6 +47,33 @@ def summary(errors: np.ndarray) -> str:
     )
 
 
+RESIDUE_WIDTH = 8
+"""Row extents are filed modulo this many elements in the residue table, as
+benchmarks/row_residue.py files them (a cache line of float64)."""
+
+
+def by_residue(row_extents: Sequence[int], errors: dict[str, np.ndarray], label: str) -> list[str]:
+    """The lines of a table: per kernel, the median signed error of the shapes whose row
+    extent falls on each residue modulo :data:`RESIDUE_WIDTH`.  A loop whose rate depends
+    on the row length modulo a SIMD vector (benchmarks/row_residue.py) shows it as a sign
+    per column, which the medians of |error| hide."""
+    residue = np.asarray(row_extents) % RESIDUE_WIDTH
+    counts = "".join(f"{int((residue == r).sum()):>7d}" for r in range(RESIDUE_WIDTH))
+    lines = [
+        f"per kernel, median {label} error (signed) by row extent mod {RESIDUE_WIDTH}",
+        f"  {'shapes':>16s}{counts}",
+        f"  {'kernel':>16s}" + "".join(f"{r:>7d}" for r in range(RESIDUE_WIDTH)),
+    ]
+    for kernel, signed in errors.items():
+        cells = []
+        for r in range(RESIDUE_WIDTH):
+            here = np.asarray(signed)[residue == r]
+            here = here[np.isfinite(here)]
+            cells.append(f"{100 * np.median(here):+.1f}" if here.size else "")
+        lines.append(f"  {kernel:>16s}" + "".join(f"{c:>7s}" for c in cells))
+    return lines
+
+
 def _rows(url: str, kernel: str) -> dict[str, dict]:
     db = open_database(url, create=False)
     try:

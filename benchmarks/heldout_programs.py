@@ -21,6 +21,9 @@ squares (spread over its footprints, chosen by rule): their change from the swee
 signed, is how far the host moved between the sweep and the held-out shapes, which
 the floor of two collections minutes apart does not see and the prediction does.
 
+``--detail`` adds the errors per shape and, per loop, the signed error by the shape's
+row extent modulo 8 (docs/findings/prediction-accuracy.md, "The time filter's rows").
+
 ``--condition`` runs every collection with the co-runners of
 ``co_runners.py`` (bursty, saturated, memory); ``--refine SECONDS`` runs
 ``benchdb refine`` on each code's sweep before anything is held out.
@@ -53,7 +56,7 @@ from benchdb.collectors.sizes import DEFAULT_DENSITY
 from benchdb.kernels.builtin.shallow import SHALLOW, SHALLOW_ARRAYS, SHALLOW_LOOPS
 from benchdb.kernels.sources import load_catalog
 from co_runners import CO_RUNNERS, co_runners
-from heldout_common import Stats, measured, summary
+from heldout_common import Stats, by_residue, measured, summary
 
 from benchdb.db.engine import open_database
 from benchdb.machine import detect_machine
@@ -196,6 +199,10 @@ def main() -> None:
             for i, shape in enumerate(shapes):
                 e, f = 100 * np.nanmedian(err[:, i]), 100 * np.nanmedian(flo[:, i])
                 print(f"  {shape_key(shape):>10s} {fp[i] / 2**20:8.3g} MiB  {e:5.1f} %  {f:5.1f} %")
+            loops = zip(SHALLOW_LOOPS, errors[first], strict=True)
+            signed = {f"{prefix}.{loop}": e for loop, e in loops}
+            extents = [s[0] for s in shapes]  # both codes' rows run along M
+            print("\n".join(by_residue(extents, signed, first)))
     db.close()
 
 

@@ -115,3 +115,24 @@ def test_the_predicted_row_step_is_the_ratio_of_the_predicted_rates(heldout, tmp
     faster = heldout._rate_ratio("shallow.cu", setup, np.ones(2), np.array([1.0, 0.5]))
     assert faster[1] == pytest.approx(2 * 91 / 90)
     assert not (tmp_path / "w").exists()
+
+
+def test_the_residue_table_gives_each_kernel_its_signed_median_per_residue(heldout) -> None:
+    from heldout_common import by_residue
+
+    extents = [3, 11, 19, 4, 5]  # residues 3, 3, 3, 4, 5 mod 8
+    errors = {
+        "k.fast": np.array([0.10, 0.12, np.nan, -0.02, -0.04]),
+        "k.flat": np.array([-0.01, 0.01, 0.0, 0.0, 0.0]),
+    }
+    lines = by_residue(extents, errors, "pchip")
+    assert lines[0] == "per kernel, median pchip error (signed) by row extent mod 8"
+    assert lines[1].split() == ["shapes", "0", "0", "0", "3", "1", "1", "0", "0"]
+
+    def cells(line: str) -> list[str]:
+        body = line[2 + 16 :]
+        return [body[7 * r : 7 * r + 7].strip() for r in range(8)]
+
+    assert lines[3].split()[0] == "k.fast"
+    assert cells(lines[3]) == ["", "", "", "+11.0", "-2.0", "-4.0", "", ""]  # NaN left out
+    assert cells(lines[4]) == ["", "", "", "+0.0", "+0.0", "+0.0", "", ""]

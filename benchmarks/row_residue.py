@@ -17,6 +17,11 @@ the mean and median deviation in % over kernels x bases, then per kernel the mea
 over the bases (loops whose rows start and end differently differ: shallow's time
 filter runs over the whole stored row, its other loops over the inner points), then
 per base the mean over the kernels, beside the floor (|second pass / first - 1|).
+Last, what a lookup that never measured the row cannot reach: the |deviation| over
+kernels x bases x residues (an interpolation between row lengths misses that much,
+even with the trend exact), and what is left of it once each kernel's mean pattern,
+learned from the *other* bases, is taken out (what a residue layer could reach at
+best).  A held-out error judged against the floor cannot be expected below these.
 
     python benchmarks/row_residue.py [--family shallow] [--bases 12] [--width 8]
         [--seed 7] [--db sqlite:////tmp/residue.sqlite]
@@ -40,7 +45,7 @@ from benchdb.collectors.plan import build_plan, select_benchmarks
 from benchdb.collectors.sweep import detect_context, run_sweep, verify_plan
 from benchdb.kernels.api import Benchmark
 from heldout import LOOPS
-from heldout_common import pass_times
+from heldout_common import pass_times, summary
 
 from benchdb.db.engine import open_database
 from benchdb.errors import UserError
@@ -143,6 +148,23 @@ def profiles(setup: Setup) -> tuple[dict[tuple[str, int], np.ndarray], np.ndarra
     return out, np.asarray(floor)
 
 
+def beyond_reach(
+    dev: dict[tuple[str, int], np.ndarray], kernels: tuple[str, ...], bases: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The deviations no interpolation between row lengths meets, and what is left of
+    them after each kernel's mean pattern over the other bases (leave one base out:
+    the pattern is never learned from the base it corrects; empty with one base)."""
+    every = np.concatenate([dev[(k, b)] for k in kernels for b in range(bases)])
+    if bases < 2:
+        return every, np.array([])
+    left = [
+        dev[(k, b)] - np.mean([dev[(k, o)] for o in range(bases) if o != b], axis=0)
+        for k in kernels
+        for b in range(bases)
+    ]
+    return every, np.concatenate(left)
+
+
 def report(setup: Setup) -> None:
     dev, floor = profiles(setup)
     every = np.array(list(dev.values()))
@@ -165,6 +187,12 @@ def report(setup: Setup) -> None:
         mean = np.mean([dev[(k, b)] for k in setup.kernels], axis=0)
         label = f"{shape_key(base)} {fp[b]:7.2f}"
         print(f"{label:>22s}  " + "  ".join(f"{100 * v:+6.1f}" for v in mean))
+    between, patterned = beyond_reach(dev, setup.kernels, len(setup.bases))
+    print("\nwhat a lookup that never measured the row misses (kernels x bases x residues)")
+    print(f"{'between row lengths':>34s}  {summary(between)}")
+    if patterned.size:
+        print(f"{'less the other bases mean pattern':>34s}  {summary(patterned)}")
+    print(f"{'floor':>34s}  {summary(floor)}")
 
 
 def main(argv: list[str] | None = None) -> int:

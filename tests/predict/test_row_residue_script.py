@@ -64,6 +64,27 @@ def test_a_small_run_prints_a_deviation_per_residue(residue, tmp_path, capsys) -
         assert len(values) == 3 and sum(values) == pytest.approx(0, abs=0.2)
     # the per-residue mean over kernels x bases is the mean of the per-kernel rows
     assert np.mean(list(per_kernel.values()), axis=0) == pytest.approx(mean, abs=0.06)
+    # what no lookup between row lengths meets, over the ten loops' three residues;
+    # with one base there is no other base to learn a pattern from
+    reach = lines[lines.index(next(ln for ln in lines if ln.startswith("what a lookup"))) + 1]
+    assert "between row lengths" in reach and "n= 30" in reach
+    assert not any("less the other bases" in ln for ln in lines)
+
+
+def test_beyond_reach_leaves_out_the_base_it_corrects(residue) -> None:
+    """A pattern every base shares is all a residue layer needs; a base's own
+    deviation, learned from no other base, stays."""
+    pattern = np.array([0.04, -0.01, -0.03])
+    dev = {("a", b): pattern.copy() for b in range(3)} | {("b", b): -pattern for b in range(3)}
+    between, left = residue.beyond_reach(dev, ("a", "b"), 3)
+    assert np.sort(np.abs(between)) == pytest.approx(np.sort(np.tile(np.abs(pattern), 6)))
+    assert left == pytest.approx(np.zeros(18))
+    dev[("a", 0)] = pattern + np.array([0.02, 0.0, -0.02])  # one base's own deviation
+    _, left = residue.beyond_reach(dev, ("a", "b"), 3)
+    # base 0 keeps its own 2 %; bases 1 and 2 see the mean over the others moved by 1 %
+    assert left[:3] == pytest.approx([0.02, 0.0, -0.02])
+    assert left[3:9] == pytest.approx([-0.01, 0.0, 0.01, -0.01, 0.0, 0.01])
+    assert residue.beyond_reach(dev, ("a",), 1)[1].size == 0
 
 
 def test_a_pass_left_without_a_clean_sample_leaves_the_rate_to_the_other(

@@ -26,6 +26,7 @@ docs/findings/app-exchanges.md.
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from ..stats import summarize
 from .decomposition import Decomposition
 
 CALIBRATION_TAG = "exchange-calibration"
+_PLACEMENT_TAG = re.compile(r"ppn([1-9][0-9]*)")
 UNTIMED = "untimed"  # the series of the time outside the loop and exchange timers
 SPREAD = "spread"  # the series of the runs' relative IQR of all exchanges of a step
 
@@ -99,17 +101,48 @@ def _per_step(run: dict[str, Any]) -> dict[str, float]:
     return {k: v / run["steps"] for k, v in seconds.items()}
 
 
-def measured_exchanges(
-    runs: Sequence[dict[str, Any]], ranks: int, precision: str, geometry: Geometry = SHALLOW
-) -> MeasuredExchanges | None:
-    """The table from one application's run summaries
-    (:func:`benchdb.db.app_runs.app_runs`) tagged :data:`CALIBRATION_TAG` with
-    ``ranks`` ranks, by local footprint under ``geometry``; None if there are none."""
-    mine = [
+def placement_tag(ranks_per_node: int) -> str:
+    """The tag of a calibration run that placed ``ranks_per_node`` ranks on each node."""
+    return f"ppn{ranks_per_node}"
+
+
+def ranks_per_node_of(run: dict[str, Any]) -> int:
+    """The ranks a node of a calibration run (:func:`placement_tag`); all its ranks on one
+    node where it carries no such tag."""
+    for tag in run["tags"]:
+        if found := _PLACEMENT_TAG.fullmatch(tag):
+            return int(found.group(1))
+    return int(run["ranks"])
+
+
+def calibration_runs(
+    runs: Sequence[dict[str, Any]], ranks: int, precision: str, ranks_per_node: int | None = None
+) -> list[dict[str, Any]]:
+    """The run summaries tagged :data:`CALIBRATION_TAG` with ``ranks`` ranks, placed
+    ``ranks_per_node`` a node (default: all on one node).  A run across nodes exchanges
+    between them: its exchanges, and its loops beside them, price only runs placed alike."""
+    per_node = ranks if ranks_per_node is None else min(ranks_per_node, ranks)
+    return [
         r
         for r in runs
-        if CALIBRATION_TAG in r["tags"] and r["ranks"] == ranks and r["precision"] == precision
+        if CALIBRATION_TAG in r["tags"]
+        and r["ranks"] == ranks
+        and r["precision"] == precision
+        and ranks_per_node_of(r) == per_node
     ]
+
+
+def measured_exchanges(
+    runs: Sequence[dict[str, Any]],
+    ranks: int,
+    precision: str,
+    geometry: Geometry = SHALLOW,
+    ranks_per_node: int | None = None,
+) -> MeasuredExchanges | None:
+    """The table from one application's run summaries (:func:`calibration_runs` of
+    :func:`benchdb.db.app_runs.app_runs`), by local footprint under ``geometry``; None
+    if there are none."""
+    mine = calibration_runs(runs, ranks, precision, ranks_per_node)
     if not mine:
         return None
     by_case: dict[tuple[str, tuple[int, int]], list[dict[str, Any]]] = {}

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..kernels.geometry import Geometry
 from .decomposition import Decomposition
-from .exchange_table import CALIBRATION_TAG
+from .exchange_table import calibration_runs
 
 
 @dataclass(frozen=True)
@@ -45,16 +45,16 @@ class CalibratedLoops:
 
 
 def calibrated_loops(
-    runs: Sequence[dict[str, Any]], ranks: int, precision: str
+    runs: Sequence[dict[str, Any]], ranks: int, precision: str, ranks_per_node: int | None = None
 ) -> list[CalibratedLoops]:
-    """The exchange calibration's runs (:func:`benchdb.db.app_runs.app_runs` summaries
-    tagged :data:`~.exchange_table.CALIBRATION_TAG`) with ``ranks`` ranks, per grid and
-    decomposition: the median over its runs of the slowest rank's loops per step."""
+    """The exchange calibration's runs (:func:`~.exchange_table.calibration_runs` of
+    :func:`benchdb.db.app_runs.app_runs` summaries) with ``ranks`` ranks, ``ranks_per_node``
+    a node, per grid and decomposition: the median over its runs of the slowest rank's
+    loops per step."""
     by_case: dict[tuple[str, tuple[int, int], int], list[float]] = {}
-    for r in runs:
-        if CALIBRATION_TAG in r["tags"] and r["ranks"] == ranks and r["precision"] == precision:
-            key = (r["decomposition"], tuple(r["grid"]), r["steps"])
-            by_case.setdefault(key, []).append(sum(r["loops_s"].values()) / r["steps"])
+    for r in calibration_runs(runs, ranks, precision, ranks_per_node):
+        key = (r["decomposition"], tuple(r["grid"]), r["steps"])
+        by_case.setdefault(key, []).append(sum(r["loops_s"].values()) / r["steps"])
     out = []
     for (decomp, grid, steps), per_step in sorted(by_case.items()):
         px, py = (int(v) for v in decomp.split("x"))

@@ -394,45 +394,54 @@ def _calibration_runs(db: Database, app: Application, options: ModelOptions) -> 
     return [r for r in app_runs(db, application=app.name) if r["machine_id"] in hosts]
 
 
-def _wanted(cases: Sequence[AppCase]) -> set[tuple[int, str]]:
-    return {(c.decomp.ranks, c.precision) for c in cases if c.decomp.ranks > 1}
+_Placed = tuple[int, str, int]  # ranks, precision, ranks a node
+
+
+def _placed(case: AppCase, rpn: int) -> _Placed:
+    return case.decomp.ranks, case.precision, rpn
+
+
+def _wanted(cases: Sequence[AppCase], rpns: Sequence[int]) -> set[_Placed]:
+    return {_placed(c, r) for c, r in zip(cases, rpns, strict=True) if c.decomp.ranks > 1}
 
 
 def _measured_tables(
-    runs: Sequence[dict], app: Application, cases: Sequence[AppCase]
-) -> dict[tuple[int, str], MeasuredExchanges | None]:
-    """The measured-exchange table per (ranks, precision) the cases need, if any."""
+    runs: Sequence[dict], app: Application, wanted: set[_Placed]
+) -> dict[_Placed, MeasuredExchanges | None]:
+    """The measured-exchange table per placement the cases need, if any: runs across
+    nodes from calibration runs placed alike (``benchdb slurm calibrate``)."""
     if not runs:
         return {}
-    return {(n, p): measured_exchanges(runs, n, p, app.geometry) for n, p in _wanted(cases)}
+    return {(n, p, r): measured_exchanges(runs, n, p, app.geometry, r) for n, p, r in wanted}
 
 
 def _in_run_tables(
     db: Database,
     runs: Sequence[dict],
     app: Application,
-    cases: Sequence[AppCase],
+    wanted: set[_Placed],
     options: ModelOptions,
-) -> dict[tuple[int, str], InRunLoops]:
-    """For a user's program, per (ranks, precision) the cases need: its calibration runs'
-    loops against its curves at their blocks (:mod:`.in_run_loops`).  The built-in
-    model's curves are timed inside a stepping process already (``fullstep``)."""
+) -> dict[_Placed, InRunLoops]:
+    """For a user's program, per placement the cases need: its calibration runs' loops
+    against its curves at their blocks (:mod:`.in_run_loops`), the curves of as many
+    busy processes a node as those runs placed.  The built-in model's curves are timed
+    inside a stepping process already (``fullstep``)."""
     if not runs or app.curves != PROGRAM:
         return {}
     out = {}
-    for ranks, precision in _wanted(cases):
-        calibrated = calibrated_loops(runs, ranks, precision)
+    for ranks, precision, rpn in wanted:
+        calibrated = calibrated_loops(runs, ranks, precision, rpn)
         if not calibrated:
             continue
         grids = [AppCase(c.grid, c.decomp, c.steps, precision) for c in calibrated]
-        context = app.context(ranks, options.populated)
+        context = app.context(rpn, options.populated)
         unscaled = replace(options, scaling=Scaling())
         curves = _compute(db, app, grids, [context] * len(grids), unscaled)
         per_step = [
             sum(loops.seconds.values()) / grid.steps
             for loops, grid in zip(curves, grids, strict=True)
         ]
-        out[(ranks, precision)] = in_run_loops(calibrated, per_step, app.geometry, precision)
+        out[(ranks, precision, rpn)] = in_run_loops(calibrated, per_step, app.geometry, precision)
     return out
 
 
@@ -473,8 +482,9 @@ def predict_app(
         )
     computed = _compute(db, app, cases, contexts, options)
     runs = _calibration_runs(db, app, options)
-    tables = _measured_tables(runs, app, cases)
-    in_run = _in_run_tables(db, runs, app, cases, options)
+    wanted = _wanted(cases, rpns)
+    tables = _measured_tables(runs, app, wanted)
+    in_run = _in_run_tables(db, runs, app, wanted, options)
     results = []
     for case, ctx, rpn, loops in zip(cases, contexts, rpns, computed, strict=True):
         extrap = loops.extrapolated
@@ -484,17 +494,16 @@ def predict_app(
             untimed = spread = 0.0
             source = ExchangeSource.NONE
         else:
-            # app calibrate runs all P ranks on one node: a run across nodes sends its
-            # messages between nodes, which the halo model prices from their parameters
-            one_node = rpn >= case.decomp.ranks
-            table = tables.get((case.decomp.ranks, case.precision)) if one_node else None
+            # calibration runs price only runs placed as they were: `app calibrate` puts
+            # all P ranks on one node, `slurm calibrate` R a node; else the halo model
+            table = tables.get(_placed(case, rpn))
             source, exchanges, untimed, spread, described, outside = _exchanges(
                 app, case, comm, options, rpn, table
             )
             if outside:
                 extrap.append("exchanges")
             reduction = _reduction(app, case, comm, options, rpn)
-            factors = in_run.get((case.decomp.ranks, case.precision))
+            factors = in_run.get(_placed(case, rpn))
             if factors is not None:
                 factor = factors.factor(case.decomp, case.local)
         pred = AppPrediction(

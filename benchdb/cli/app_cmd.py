@@ -258,6 +258,16 @@ def calibrate_cmd(
         ),
     ] = True,
     program: ProgramOption = None,
+    ranks_per_node: Annotated[
+        int | None,
+        typer.Option(
+            "--ranks-per-node",
+            min=1,
+            help="With --program inside a Slurm allocation of RANKS/R nodes (`benchdb slurm "
+            "calibrate` makes one): time only its exchanges, in runs placed R ranks a node. "
+            "Default: all RANKS on this node.",
+        ),
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -305,7 +315,14 @@ def calibrate_cmd(
                 "--near and --timeout do not apply to --program (its spec's timeout "
                 "bounds each run); leave them out"
             )
-        result = _calibrate_program(db, program, ranks, machine, quick, sizes, exchanges, as_json)
+        if ranks_per_node is not None and ranks_per_node < ranks:
+            result = _calibrate_across_nodes(db, program, ranks, ranks_per_node, machine, as_json)
+        else:
+            result = _calibrate_program(
+                db, program, ranks, machine, quick, sizes, exchanges, as_json
+            )
+    elif ranks_per_node is not None:
+        raise UserError("--ranks-per-node applies to --program only; leave it out")
     elif near is None:
         populated_plan(machine, ranks, quick=quick, sizes_spec=sizes)
         result = _calibrate_full(
@@ -387,6 +404,49 @@ def _calibrate_program(
                 f"stored {runs} calibration runs of the exchanges ({len(cases)} cases)"
             )
     return result
+
+
+def _calibrate_across_nodes(
+    db: str | None,
+    program: str,
+    ranks: int,
+    ranks_per_node: int,
+    machine: MachineInfo,
+    quiet: bool,
+) -> dict[str, Any]:
+    """The program's exchanges timed in its own runs spread over the Slurm allocation
+    this runs in, ``ranks_per_node`` ranks a node (the launch line's mpiexec places
+    them); the loop curves of such a node come from `benchdb collect --program` or
+    `app calibrate --ranks R` on it."""
+    from ..app.program_app import load_program
+    from ..collectors.app.program_exchanges import (
+        calibrate_program_exchanges,
+        program_calibration_cases,
+    )
+    from ..slurm.jobs import check_spread
+
+    check_spread(ranks, ranks_per_node)
+    spec = load_program(program)
+    if spec.parallel is None or "exchanges" not in spec.parallel.reports:
+        raise UserError(
+            f"program {spec.name} reports no time in exchanges ([parallel] reports): there "
+            "is nothing to time across nodes; its exchanges stay with the halo model"
+        )
+    precision = "float64" if "float64" in spec.precisions else spec.precisions[0]
+    cases = program_calibration_cases(spec, machine, ranks, precision)
+    database = open_db(db, create=True)
+    placed = f"{ranks} ranks, {ranks_per_node} a node"
+    with err_console.status(f"timing the program's exchanges on {placed} ...") as status:
+        runs = calibrate_program_exchanges(
+            database, spec, cases, progress=None if quiet else status.update,
+            ranks_per_node=ranks_per_node,
+        )  # fmt: skip
+    if not quiet:
+        err_console.print(
+            f"stored {runs} calibration runs of the exchanges on {placed} ({len(cases)} cases)"
+        )
+    return {"exchange_calibration": {"cases": len(cases), "app_runs": runs,
+                                     "ranks_per_node": ranks_per_node}}  # fmt: skip
 
 
 def _calibrate_near(

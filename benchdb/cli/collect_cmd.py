@@ -153,18 +153,32 @@ def retaken_samples(frame: pd.DataFrame) -> int:
     return sum(len(key[3]) for key in seen)
 
 
-def _disturbed_line(rows: list[dict[str, Any]], retaken: int) -> str | None:
-    """One line on the samples retaken and the points left disturbed, or None if none were."""
-    if not retaken:
-        return None
+SHOWN_DISTURBED = 6  # points the line names; the rest it counts
+
+
+def disturbed_line(run_id: int, rows: list[dict[str, Any]], retaken: int) -> str | None:
+    """One line on the samples retaken and the points left disturbed, or None if none were.
+
+    A point none of whose samples ran clean keeps them all and sets none aside, so it
+    is named even where nothing was retaken: a CPU shared for the whole sweep."""
     left = [f"{r['kernel']} {shape}" for r in rows for shape in r["disturbed"]]
-    line = (
-        f"{retaken} sample(s) were disturbed (their thread waited for a CPU that another "
-        "task held) and taken again"
-    )
+    if not (retaken or left):
+        return None
+    parts = []
+    if retaken:
+        parts.append(
+            f"{retaken} sample(s) were disturbed (their thread waited for a CPU that another "
+            "task held) and taken again"
+        )
     if left:
-        line += f"; still short of clean samples, flagged disturbed: {', '.join(left)}"
-    return line
+        more = len(left) - SHOWN_DISTURBED
+        named = ", ".join(left[:SHOWN_DISTURBED]) + (f" and {more} more" if more > 0 else "")
+        parts.append(
+            f"{len(left)} point(s) still short of clean samples, flagged disturbed: {named} "
+            f"(`benchdb measurements show --run {run_id}`: LOST says how much CPU time "
+            "another task took)"
+        )
+    return "; ".join(parts)
 
 
 def _table_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -459,8 +473,15 @@ def collect(
     rows = summary_rows(frame)
     if as_json:
         print_json({"run": report, "checked": [c.__dict__ for c in checked], "kernels": rows})
-    elif not quiet:
-        _print_summary(database, result, rows, retaken_samples(frame))
+    else:
+        if not quiet:
+            _print_summary(result, rows)
+        # the data's quality is neither progress nor table: --quiet still says it
+        disturbed = disturbed_line(result.run_id, rows, retaken_samples(frame))
+        if disturbed is not None:
+            err_console.print(disturbed, highlight=False, soft_wrap=True)
+        if not quiet:
+            _print_done(database, result)
     failed = _nothing_valid_line(result.run_id, rows)
     if failed is not None:
         err_console.print(failed, highlight=False, soft_wrap=True)
@@ -478,17 +499,15 @@ def _nothing_valid_line(run_id: int, rows: list[dict[str, Any]]) -> str | None:
     )
 
 
-def _print_summary(
-    database: Database, result: SweepResult, rows: list[dict[str, Any]], retaken: int
-) -> None:
+def _print_summary(result: SweepResult, rows: list[dict[str, Any]]) -> None:
     print_table(
         [_table_row(r) for r in rows],
         SUMMARY_COLUMNS,
         title=f"run {result.run_id}: {result.status}",
     )
-    disturbed = _disturbed_line(rows, retaken)
-    if disturbed is not None:
-        err_console.print(disturbed, highlight=False, soft_wrap=True)
+
+
+def _print_done(database: Database, result: SweepResult) -> None:
     done = f"{result.measured} point-passes measured in {fmt_seconds(result.elapsed_s)}"
     if result.status == RunStatus.INTERRUPTED:
         err_console.print(

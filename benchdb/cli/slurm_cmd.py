@@ -424,3 +424,51 @@ def app_run(
     _partition(allocation, job.dry_run)
     script = app_script(allocation, url, list(ctx.args), _output("app"))
     job.submit(script, url, f"a whole run on {nodes} node(s)")
+
+
+@app.command("calibrate")
+@option_group("job", JobOptions)
+def calibrate(
+    program: Annotated[
+        str,
+        typer.Option(
+            "--program",
+            help="Your program's spec file; its [parallel] reports must list exchanges.",
+        ),
+    ],
+    job: JobOptions,
+    nodes: NodesOption = 2,
+    ntasks_per_node: TasksOption = 1,
+) -> None:
+    """Your program's exchanges timed in its own runs across the nodes (`benchdb app
+    calibrate --program --ranks-per-node`), for predictions of runs placed alike.
+
+    A run across nodes exchanges between them, and inside the program an exchange also
+    packs, copies and waits for the neighbour, which the message parameters of `benchdb
+    slurm comm` leave out.  The job starts on the first node and runs the program at the
+    calibration's square grids for every decomposition of nodes x ntasks-per-node ranks,
+    its launch line's mpiexec placing them as the allocation's tasks.  `app predict
+    --program ... --ranks-per-node R` then takes these exchanges, and the loops those
+    runs took beside them, for runs with R ranks a node.
+
+    Examples:
+
+      benchdb slurm calibrate --nodes 2 --db $URL --program examples/shallow_mpi/benchdb.toml \\
+          --wait
+    """
+    from ..app.program_app import load_program
+    from ..slurm.script import calibrate_script
+
+    allocation, url = job.allocation(nodes, ntasks_per_node)
+    if nodes < 2:
+        raise UserError("--nodes 1 places every rank on one node: run `benchdb app calibrate "
+                        "--program` there instead")  # fmt: skip
+    spec = load_program(program)
+    if spec.parallel is None or "exchanges" not in spec.parallel.reports:
+        raise UserError(
+            f"program {spec.name} reports no time in exchanges ([parallel] reports): there "
+            "is nothing to time across nodes; its exchanges stay with the halo model"
+        )
+    _partition(allocation, job.dry_run)
+    script = calibrate_script(allocation, url, str(spec.path.resolve()), _output("calibrate"))
+    job.submit(script, url, f"the program's exchange calibration on {nodes} node(s)")

@@ -115,3 +115,16 @@ def app_script(
         ["app", "run", "--db", split_password(db_url)[0], "--max-ranks", str(ranks), *run_args],
     )
     return BatchScript("benchdb-app", allocation, tuple(step), output)
+
+
+def calibrate_script(allocation: Allocation, db_url: str, program: str, output: str) -> BatchScript:
+    """A program's exchange calibration across the nodes (``benchdb app calibrate
+    --ranks-per-node``), started on the first node as :func:`app_script`'s run is: every
+    calibration run's ranks placed as the allocation's tasks are."""
+    ranks = allocation.nodes * allocation.ntasks_per_node
+    step = python_command(
+        "benchdb",
+        ["app", "calibrate", "--db", split_password(db_url)[0], "--program", program,
+         "--ranks", str(ranks), "--ranks-per-node", str(allocation.ntasks_per_node)],
+    )  # fmt: skip
+    return BatchScript("benchdb-calibrate", allocation, tuple(step), output)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from benchdb.app.exchange_table import CALIBRATION_TAG
+from benchdb.app.exchange_table import CALIBRATION_TAG, placement_tag
 from benchdb.app.model import AppCase
 from benchdb.app.program_app import program_case
 from benchdb.db.engine import Database
@@ -59,10 +59,12 @@ def calibrate_program_exchanges(
     *,
     progress: Callable[[str], None] | None = None,
     tags: Sequence[str] = (),
+    ranks_per_node: int | None = None,
 ) -> int:
     """Run ``cases`` :data:`.exchanges.PASSES` times with the program's launch line and
     store them in one run; the number of app runs stored.  Nothing is stored unless
-    every run succeeds (UserError naming the one that failed)."""
+    every run succeeds (UserError naming the one that failed).  ``ranks_per_node``: how
+    the launch line places the ranks (default: all on this node), tagged on the runs."""
     if not cases:
         raise UserError("no exchange calibration grid fits this machine's caches and memory")
     if "exchanges" not in (spec.parallel.reports if spec.parallel else ()):
@@ -72,7 +74,7 @@ def calibrate_program_exchanges(
         )
     ranks = cases[0].decomp.ranks
     order = [c for p in range(PASSES) for c in (cases if p % 2 == 0 else cases[::-1])]
-    all_tags = (CALIBRATION_TAG, f"ppn{ranks}", *tags)
+    all_tags = (CALIBRATION_TAG, placement_tag(ranks_per_node or ranks), *tags)
     done: list[tuple[ProgramRun, RunOutput]] = []
     for i, case in enumerate(order, start=1):
         if progress:
@@ -83,7 +85,8 @@ def calibrate_program_exchanges(
         )
         planned = plan_program_run(spec, req)
         done.append((planned, execute_program_run(planned)))
-    config = {"program": str(spec.path), "ranks": ranks, "passes": PASSES}
+    config = {"program": str(spec.path), "ranks": ranks, "passes": PASSES,
+              "ranks_per_node": ranks_per_node or ranks}  # fmt: skip
     return len(
         store_program_runs(db, done, kind=RunKind.APP_CALIBRATE, tags=all_tags, config=config)
     )

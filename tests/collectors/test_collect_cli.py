@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import signal
 import subprocess
+import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
 
+from benchdb.cli.collect_cmd import disturbed_line
 from benchdb.db.engine import open_database
 from benchdb.errors import UserError
 from benchdb.machine import detect_machine
@@ -247,3 +251,47 @@ def test_resume_into_no_database_creates_none(tmp_path: Path) -> None:
         benchdb("collect", "--resume", "9999", "--db", f"sqlite:///{target}"), "no database at"
     )
     assert not target.parent.exists()
+
+
+SPIN = "import sys\nprint('busy', flush=True)\nwhile True:\n    pass\n"
+
+
+def test_quiet_still_says_when_a_shared_cpu_disturbed_every_sample(sqlite_url: str) -> None:
+    """A collection confined to one CPU that a busy process shares loses about half of
+    every sample (what two emulated Slurm nodes pinned to one CPU did).  Such points keep
+    all their samples and set none aside: the line must still name them, --quiet too."""
+    cpu = sorted(os.sched_getaffinity(0))[-1]
+    on_cpu = partial(os.sched_setaffinity, 0, {cpu})
+    other = subprocess.Popen(
+        [sys.executable, "-c", SPIN], stdout=subprocess.PIPE, text=True, preexec_fn=on_cpu
+    )
+    try:
+        assert other.stdout is not None and other.stdout.readline() == "busy\n"
+        done = subprocess.run(
+            benchdb_command(
+                "collect", "--kernels", "stream.triad", "--footprints", "64KiB,128KiB",
+                "--sample-time", "0.02", "--passes", "1", "--quiet", "--db", sqlite_url,
+            ),
+            capture_output=True, text=True, timeout=300, preexec_fn=on_cpu,
+        )  # fmt: skip
+    finally:
+        other.kill()
+        other.wait()
+    assert done.returncode == 0, done.stderr
+    [run] = runs(sqlite_url)
+    disturbed = sum("disturbed" in flags for flags in run["flags"])
+    assert disturbed >= 1, run["flags"]
+    assert f"{disturbed} point(s) still short of clean samples, flagged disturbed" in done.stderr
+    assert f"benchdb measurements show --run {run['id']}" in done.stderr
+
+
+def test_the_disturbed_line_names_a_few_points_and_counts_the_rest() -> None:
+    rows = [{"kernel": "k.a", "disturbed": [f"{n}" for n in range(8)]}]
+    line = disturbed_line(4, rows, retaken=0)
+    assert line is not None and line.startswith("8 point(s) still short of clean samples")
+    assert "k.a 0, k.a 1, k.a 2, k.a 3, k.a 4, k.a 5 and 2 more" in line
+    assert "k.a 6" not in line
+    assert disturbed_line(4, [{"kernel": "k.a", "disturbed": []}], retaken=0) is None
+    retaken = disturbed_line(4, [{"kernel": "k.a", "disturbed": []}], retaken=3)
+    assert retaken is not None and retaken.startswith("3 sample(s) were disturbed")
+    assert "still short" not in retaken

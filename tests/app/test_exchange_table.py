@@ -10,7 +10,12 @@ from benchdb.kernels.builtin.shallow import SHALLOW
 
 from benchdb.app.context import LoopContext
 from benchdb.app.decomposition import Decomposition
-from benchdb.app.exchange_table import CALIBRATION_TAG, measured_exchanges
+from benchdb.app.exchange_table import (
+    CALIBRATION_TAG,
+    calibration_runs,
+    measured_exchanges,
+    ranks_per_node_of,
+)
 from benchdb.app.model import (
     AppCase,
     AppPrediction,
@@ -69,6 +74,25 @@ def test_table_interpolates_in_log_log_and_flags_the_outside() -> None:
     per, outside = table.per_exchange(Decomposition(2, 1), (500, 1000))
     assert per["h.y"] == pytest.approx(4.1e-6) and outside
     assert measured_exchanges(runs, 3, "float64") is None
+
+
+def test_runs_across_nodes_price_only_runs_placed_alike() -> None:
+    """`slurm calibrate` tags its runs ppnR: a run across nodes (R a node) is priced
+    from them, and a run on one node only from runs of all its ranks on one node."""
+    one_node = _summary((40, 40), (2, 1), 1e-6, tags=(CALIBRATION_TAG, "ppn2"))
+    untagged = _summary((160, 160), (2, 1), 2e-6)  # older calibrations: one node
+    across = _summary((40, 40), (2, 1), 9e-6, tags=(CALIBRATION_TAG, "ppn1"))
+    runs = [one_node, untagged, across]
+    assert calibration_runs(runs, 2, "float64") == [one_node, untagged]
+    assert calibration_runs(runs, 2, "float64", ranks_per_node=2) == [one_node, untagged]
+    assert calibration_runs(runs, 2, "float64", ranks_per_node=1) == [across]
+    assert calibration_runs(runs, 2, "float64", ranks_per_node=4) == [one_node, untagged]
+    assert [ranks_per_node_of(r) for r in runs] == [2, 2, 1]
+    table = measured_exchanges(runs, 2, "float64", ranks_per_node=1)
+    assert table is not None
+    per, _ = table.per_exchange(Decomposition(2, 1), (20, 40))
+    assert per["cu.x"] == pytest.approx(9e-6)
+    assert measured_exchanges([one_node], 2, "float64", ranks_per_node=1) is None
 
 
 def test_time_outside_the_timers_is_its_own_series() -> None:

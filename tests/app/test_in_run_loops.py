@@ -32,6 +32,14 @@ def test_each_grid_gives_the_median_of_its_runs_per_step() -> None:
     assert calibrated_loops(runs, 4, "float64") == []
 
 
+def test_runs_across_nodes_give_the_loops_of_runs_placed_alike() -> None:
+    across = {**summary(64, "2x1", 7.0), "tags": [CALIBRATION_TAG, "ppn1"]}
+    runs = [summary(64, "2x1", 1.0), across]
+    [one_node] = calibrated_loops(runs, 2, "float64")
+    [spread] = calibrated_loops(runs, 2, "float64", ranks_per_node=1)
+    assert (one_node.loops_per_step_s, spread.loops_per_step_s) == pytest.approx((0.1, 0.7))
+
+
 def footprint(local: tuple[int, int]) -> float:
     return math.log(GEOMETRY.footprint_bytes(local, "float64"))
 

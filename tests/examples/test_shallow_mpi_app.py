@@ -158,6 +158,67 @@ def test_calibrated_exchanges_price_a_programs_run(swept: tuple[Path, str]) -> N
     assert across.exchange_source is ExchangeSource.HALO_MODEL and across.untimed_s == 0
 
 
+def test_a_calibration_across_nodes_prices_only_runs_placed_alike(
+    mpi_example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`benchdb slurm calibrate` runs `app calibrate --program --ranks-per-node R` in its
+    allocation: its runs are tagged ppnR and price runs with R ranks a node (exchanges
+    and in-run loops), and those alone.  Here the allocation is the environment Slurm
+    gives a job of 2 nodes x 1 task, and the grids two small ones."""
+    from benchdb.collectors.app import program_exchanges
+
+    from benchdb.app.decomposition import Decomposition
+    from benchdb.app.exchange_table import CALIBRATION_TAG
+    from benchdb.app.model import AppCase, ExchangeSource, ModelOptions, predict_app
+    from benchdb.app.program_app import load_program, program_application
+    from benchdb.comm.params import load_machine_file
+    from benchdb.db.engine import open_database
+
+    spec, url = mpi_example / "benchdb.toml", f"sqlite:///{tmp_path / 'across.db'}"
+    swept = invoke("collect", "--program", str(spec), *SWEEP, "--db", url)
+    assert swept.exit_code == 0, swept.output
+    small = [AppCase((g, g), Decomposition(*d), 20) for d in ((2, 1), (1, 2)) for g in (16, 48)]
+    monkeypatch.setattr(program_exchanges, "calibration_cases",
+                        lambda *a, **k: small)  # fmt: skip
+    for var, value in {"SLURM_JOB_ID": "7", "SLURM_JOB_NUM_NODES": "2",
+                       "SLURM_NTASKS_PER_NODE": "1"}.items():  # fmt: skip
+        monkeypatch.setenv(var, value)
+    done = app("calibrate", "--program", str(spec), "--ranks", "2", "--ranks-per-node", "1",
+               "--db", url)  # fmt: skip
+    assert done["exchange_calibration"] == {"cases": 4, "app_runs": 12, "ranks_per_node": 1}
+    runs = [r for r in app_list(url) if CALIBRATION_TAG in r["tags"] and "ppn1" in r["tags"]]
+    assert len(runs) == 12
+
+    case = AppCase((32, 32), Decomposition(2, 1), steps=100)
+    db = open_database(url)
+    try:  # the model the CLI runs, with Summit's messages for the halo model
+        across, one_node = (
+            predict_app(db, [case], load_machine_file("summit"),
+                        ModelOptions(populated=False, ranks_per_node=rpn),
+                        program_application(load_program(spec)))[0]
+            for rpn in (1, 2)
+        )  # fmt: skip
+    finally:
+        db.close()
+    assert across.exchange_source is ExchangeSource.MEASURED
+    assert across.in_run_loop_factor != 1.0
+    # no run had both ranks on one node: the halo model, the curves alone
+    assert one_node.exchange_source is ExchangeSource.HALO_MODEL
+    assert one_node.in_run_loop_factor == 1.0
+
+
+def app_list(url: str) -> list[dict]:
+    """Every stored app run's summary."""
+    from benchdb.db.app_runs import app_runs
+    from benchdb.db.engine import open_database
+
+    db = open_database(url)
+    try:
+        return app_runs(db)
+    finally:
+        db.close()
+
+
 def test_the_validation_script_measures_every_case_again_in_a_second_round(
     swept: tuple[Path, str],
 ) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -76,6 +77,27 @@ def test_app_dry_run_runs_app_run_once_with_the_allocations_ranks(tmp_path: Path
         "--steps 5"
     )
     assert "#SBATCH --nodes=2" in proc.stdout and "srun" not in proc.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+MPI_SPEC = Path(__file__).parents[2] / "examples" / "shallow_mpi" / "benchdb.toml"
+
+
+def test_calibrate_dry_run_times_the_programs_exchanges_placed_as_the_allocation(
+    tmp_path: Path,
+) -> None:
+    """`benchdb app calibrate` starts on the first node with the ranks and the ranks a node
+    of the allocation, which its runs are tagged with (ppnR) for the predictions."""
+    proc = slurm(
+        "calibrate", "--nodes", "2", "--ntasks-per-node", "2", "--db", PG,
+        "--program", str(MPI_SPEC), "--dry-run", cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == (
+        f"{sys.executable} -m benchdb app calibrate --db {PG} --program {MPI_SPEC.resolve()} "
+        "--ranks 4 --ranks-per-node 2"
+    )
+    assert "#SBATCH --nodes=2" in proc.stdout and "#SBATCH --ntasks-per-node=2" in proc.stdout
     assert list(tmp_path.iterdir()) == []
 
 
@@ -175,6 +197,11 @@ BAD = [
     (["app", "-N", "2", "--db", "sqlite:///{tmp}/b.sqlite", "--grid", "64x64", "--decomp", "2x1"],
      "SQLite file"),
     (["app", "-N", "2", "--db", PG, "--grid", "64x64", "--decomp", "2x1"], "no `sbatch` on PATH"),
+    (["calibrate", "-N", "1", "--db", PG, "--program", str(MPI_SPEC), "--dry-run"],
+     "--nodes 1 places every rank on one node: run `benchdb app calibrate --program` there"),
+    (["calibrate", "-N", "2", "--db", PG, "--program", "{tmp}/nowhere.toml", "--dry-run"],
+     "nowhere.toml"),
+    (["calibrate", "-N", "2", "--db", PG, "--program", str(MPI_SPEC)], "no `sbatch` on PATH"),
 ]  # fmt: skip
 
 
@@ -190,3 +217,20 @@ def test_bad_input_is_one_line_exit_2_nothing_written(
     assert_user_error(proc, needle)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["work"]  # no database, no data dir
     assert list(work.iterdir()) == []  # no script, no job output
+
+
+def test_calibrate_refuses_a_program_that_reports_no_exchanges(tmp_path: Path) -> None:
+    spec = tmp_path / "spec"
+    shutil.copytree(MPI_SPEC.parent, spec)
+    text = (spec / "benchdb.toml").read_text()
+    (spec / "benchdb.toml").write_text(
+        text.replace('reports = ["total", "loops", "exchanges", "cpu"]', 'reports = ["total"]')
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = slurm(
+        "calibrate", "-N", "2", "--db", PG, "--program", str(spec / "benchdb.toml"), "--dry-run",
+        cwd=work,
+    )  # fmt: skip
+    assert_user_error(proc, "reports no time in exchanges")
+    assert list(work.iterdir()) == []

@@ -111,6 +111,35 @@ def test_bad_input_to_calibrate_a_program_is_refused_and_creates_nothing(
     assert not db.exists()
 
 
+@pytest.mark.parametrize(
+    ("slurm", "args", "needle"),
+    [
+        ({}, ["--ranks-per-node", "1"], "only a Slurm allocation does: run `benchdb slurm "
+         "calibrate --nodes 2 --ntasks-per-node 1 ...`"),
+        ({"SLURM_JOB_ID": "7", "SLURM_JOB_NUM_NODES": "2", "SLURM_NTASKS_PER_NODE": "2"},
+         ["--ranks-per-node", "1"], "this allocation places 2 ranks a node on 2 nodes, not 2 "
+         "ranks 1 a node"),
+    ],
+)  # fmt: skip
+def test_a_calibration_across_nodes_runs_only_in_an_allocation_placed_so(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    slurm: dict[str, str],
+    args: list[str],
+    needle: str,
+) -> None:
+    """Its runs are tagged with their ranks a node: that must be how they were placed."""
+    for var in ("SLURM_JOB_ID", "SLURM_JOB_NUM_NODES", "SLURM_NTASKS_PER_NODE"):
+        monkeypatch.delenv(var, raising=False)
+    for var, value in slurm.items():
+        monkeypatch.setenv(var, value)
+    db = tmp_path / "never.db"
+    result = invoke("app", "calibrate", "--program", str(EXAMPLE), *args, "--db", f"sqlite:///{db}")
+    assert isinstance(result.exception, UserError), result.output
+    assert needle in str(result.exception)
+    assert not db.exists()
+
+
 def test_a_spec_without_parallel_section_exits_2_in_one_line(tmp_path: Path) -> None:
     """The exit-2, one-line contract, through the real entry point."""
     fortran = EXAMPLE.parents[1] / "shallow_fortran" / "benchdb.toml"

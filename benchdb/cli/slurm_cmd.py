@@ -38,8 +38,8 @@ from .option_groups import option_group
 
 app = typer.Typer(
     help="Run benchdb on a Slurm cluster: every node collects into one shared database, "
-    "one MPI job measures communication between nodes, or one whole run of the model or "
-    "your program spans them.\n\n"
+    "one MPI job measures communication between nodes, one whole run of the model or "
+    "your program spans them, or your program's runs across them time its exchanges.\n\n"
     "Start with `benchdb slurm collect --nodes 2 --db postgresql+psycopg://user@dbhost/benchdb "
     "--quick --dry-run` to see the batch script.",
     no_args_is_help=True,

@@ -7,7 +7,9 @@ The core needs three things of a scheduler (docs/design.md, "Schedulers"):
   ended, where a process id says nothing (:func:`benchdb.db.runs.is_stale`);
 * whether a recorded job has ended;
 * the node's name in the scheduler's namespace, which is the host of every
-  measurement (two nodes emulated on one computer are two nodes).
+  measurement (two nodes emulated on one computer are two nodes);
+* the job's nodes and tasks a node, which is how an MPI launcher started inside
+  it places the ranks (a calibration across nodes is tagged with it).
 
 Slurm is the one real implementation (:mod:`benchdb.slurm.jobs`).  Without a
 scheduler (a workstation, ``mpiexec`` with a host file) there is no job, and the
@@ -43,6 +45,10 @@ class Scheduler(Protocol):
 
     def node_name(self) -> str | None:
         """This node's name as the scheduler knows it; None outside its jobs."""
+
+    def allocation(self) -> tuple[int, int] | None:
+        """The job's (nodes, tasks a node); None outside its jobs, or where the job
+        does not place a fixed number of tasks on each node."""
 
 
 @cache
@@ -86,3 +92,9 @@ def scheduled_node_name() -> str | None:
 def node_name() -> str:
     """The name of the node this process runs on: the scheduler's, else the hostname."""
     return scheduled_node_name() or socket.gethostname()
+
+
+def job_allocation() -> tuple[int, int] | None:
+    """(nodes, tasks a node) of the scheduler's job this process runs in; None outside
+    one, or where it places no fixed number a node."""
+    return next((a for a in (s.allocation() for s in schedulers()) if a), None)

@@ -46,6 +46,9 @@ class Pbs:
     def node_name(self) -> str | None:
         return self.node
 
+    def allocation(self) -> tuple[int, int] | None:
+        return (2, 4) if self.job else None
+
 
 def test_a_second_scheduler_plugs_in_beside_slurm(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(jobs.JOB_VAR, raising=False)
@@ -54,6 +57,7 @@ def test_a_second_scheduler_plugs_in_beside_slurm(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(scheduler, "schedulers", lambda: (jobs.SCHEDULER, pbs))
     assert scheduler.with_current_job({"slurm_job": "3"}) == {"pbs_job": "10.server"}
     assert scheduler.node_name() == "cn17"
+    assert scheduler.job_allocation() == (2, 4)
     assert scheduler.job_ended({"pbs_job": "9.server"})
     assert not scheduler.job_ended({"pbs_job": "10.server"})
 

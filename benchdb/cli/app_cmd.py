@@ -423,9 +423,8 @@ def _calibrate_across_nodes(
         calibrate_program_exchanges,
         program_calibration_cases,
     )
-    from ..slurm.jobs import check_spread
 
-    check_spread(ranks, ranks_per_node)
+    _check_spread(ranks, ranks_per_node)
     spec = load_program(program)
     if spec.parallel is None or "exchanges" not in spec.parallel.reports:
         raise UserError(
@@ -447,6 +446,27 @@ def _calibrate_across_nodes(
         )
     return {"exchange_calibration": {"cases": len(cases), "app_runs": runs,
                                      "ranks_per_node": ranks_per_node}}  # fmt: skip
+
+
+def _check_spread(ranks: int, ranks_per_node: int) -> None:
+    """UserError unless this process runs in a scheduler's job that places ``ranks`` ranks
+    ``ranks_per_node`` a node: what a calibration across nodes is tagged with must be how
+    its launch line's mpiexec (hydra reads the allocation) placed them."""
+    from ..scheduler import job_allocation
+
+    allocation = job_allocation()
+    if allocation is None:
+        raise UserError(
+            f"--ranks-per-node {ranks_per_node} spreads the ranks over nodes, which only a "
+            f"Slurm allocation does: run `benchdb slurm calibrate --nodes "
+            f"{-(-ranks // ranks_per_node)} --ntasks-per-node {ranks_per_node} ...`"
+        )
+    nodes, per_node = allocation
+    if nodes * per_node != ranks or per_node != ranks_per_node:
+        raise UserError(
+            f"this allocation places {per_node} ranks a node on {nodes} nodes, not {ranks} "
+            f"ranks {ranks_per_node} a node; make --ranks and --ranks-per-node match it"
+        )
 
 
 def _calibrate_near(

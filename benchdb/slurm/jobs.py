@@ -57,26 +57,12 @@ class Slurm:
     def node_name(self) -> str | None:
         return os.environ.get(NODE_VAR) or None
 
+    def allocation(self) -> tuple[int, int] | None:
+        nodes = os.environ.get("SLURM_JOB_NUM_NODES", "")
+        per_node = os.environ.get("SLURM_NTASKS_PER_NODE", "")  # set by --ntasks-per-node
+        if self.current_job() is None or not (nodes.isdigit() and per_node.isdigit()):
+            return None
+        return int(nodes), int(per_node)
+
 
 SCHEDULER = Slurm()
-
-
-def check_spread(ranks: int, ranks_per_node: int) -> None:
-    """UserError unless this process runs in a Slurm allocation that places ``ranks``
-    ranks ``ranks_per_node`` a node: what a calibration across nodes is tagged with
-    must be how its launch line's mpiexec (hydra reads the allocation) placed them."""
-    from ..errors import UserError
-
-    nodes = os.environ.get("SLURM_JOB_NUM_NODES", "")
-    per_node = os.environ.get("SLURM_NTASKS_PER_NODE", "")
-    if os.environ.get(JOB_VAR) is None or not (nodes.isdigit() and per_node.isdigit()):
-        raise UserError(
-            f"--ranks-per-node {ranks_per_node} spreads the ranks over nodes, which only a "
-            f"Slurm allocation does: run `benchdb slurm calibrate --nodes "
-            f"{-(-ranks // ranks_per_node)} --ntasks-per-node {ranks_per_node} ...`"
-        )
-    if int(nodes) * int(per_node) != ranks or int(per_node) != ranks_per_node:
-        raise UserError(
-            f"this allocation places {per_node} ranks a node on {nodes} nodes, not {ranks} "
-            f"ranks {ranks_per_node} a node; make --ranks and --ranks-per-node match it"
-        )

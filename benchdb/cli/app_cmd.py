@@ -422,15 +422,12 @@ def _calibrate_across_nodes(
     from ..collectors.app.program_exchanges import (
         calibrate_program_exchanges,
         program_calibration_cases,
+        require_reported_exchanges,
     )
 
     _check_spread(ranks, ranks_per_node)
     spec = load_program(program)
-    if spec.parallel is None or "exchanges" not in spec.parallel.reports:
-        raise UserError(
-            f"program {spec.name} reports no time in exchanges ([parallel] reports): there "
-            "is nothing to time across nodes; its exchanges stay with the halo model"
-        )
+    require_reported_exchanges(spec)
     precision = "float64" if "float64" in spec.precisions else spec.precisions[0]
     cases = program_calibration_cases(spec, machine, ranks, precision)
     database = open_db(db, create=True)

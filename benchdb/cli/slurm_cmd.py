@@ -457,6 +457,7 @@ def calibrate(
           --wait
     """
     from ..app.program_app import load_program
+    from ..collectors.app.program_exchanges import require_reported_exchanges
     from ..slurm.script import calibrate_script
 
     allocation, url = job.allocation(nodes, ntasks_per_node)
@@ -464,11 +465,7 @@ def calibrate(
         raise UserError("--nodes 1 places every rank on one node: run `benchdb app calibrate "
                         "--program` there instead")  # fmt: skip
     spec = load_program(program)
-    if spec.parallel is None or "exchanges" not in spec.parallel.reports:
-        raise UserError(
-            f"program {spec.name} reports no time in exchanges ([parallel] reports): there "
-            "is nothing to time across nodes; its exchanges stay with the halo model"
-        )
+    require_reported_exchanges(spec)
     _partition(allocation, job.dry_run)
     script = calibrate_script(allocation, url, str(spec.path.resolve()), _output("calibrate"))
     job.submit(script, url, f"the program's exchange calibration on {nodes} node(s)")

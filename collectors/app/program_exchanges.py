@@ -52,6 +52,16 @@ def program_calibration_cases(
     return [program_case(spec, c) for c in fits]
 
 
+def require_reported_exchanges(spec: ProgramSpec) -> None:
+    """UserError where the program's ranks report no time in exchanges: there is nothing to
+    time across nodes (``benchdb slurm calibrate``, ``app calibrate --ranks-per-node``)."""
+    if "exchanges" not in (spec.parallel.reports if spec.parallel else ()):
+        raise UserError(
+            f"program {spec.name} reports no time in exchanges ([parallel] reports): there "
+            "is nothing to time across nodes; its exchanges stay with the halo model"
+        )
+
+
 def calibrate_program_exchanges(
     db: Database,
     spec: ProgramSpec,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 
 def _scaled(value: float, base: float, units: list[str]) -> tuple[float, str]:
@@ -61,3 +62,12 @@ def fmt_change(ratio: float | None) -> str:
 def fmt_interval(low: float | None, high: float | None) -> str:
     """An interval of ratios as changes: ``+3.1%..+12.0%``."""
     return f"{fmt_change(low)}..{fmt_change(high)}"
+
+
+def fmt_ids(ids: Sequence[int], shown: int = 3) -> str:
+    """Run ids for a person: all of a few, else the first and last ``shown`` and the count
+    (a year of history fits hundreds of runs into one fit)."""
+    if len(ids) <= 2 * shown:
+        return ", ".join(map(str, ids))
+    head, tail = ", ".join(map(str, ids[:shown])), ", ".join(map(str, ids[-shown:]))
+    return f"{head} … {tail} ({len(ids)} runs)"

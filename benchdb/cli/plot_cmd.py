@@ -129,21 +129,15 @@ def roofline(
     import numpy as np
 
     from .. import figures
-    from ..db.measurements import machine_rows
     from ..predict.baselines import BASELINES, roofline
-    from ..predict.machine_data import machine_data
+    from ..predict.machine_data import environment_data
     from ..predict.source import resolve_machine_caches
 
     figures.check_output(out)
     database = open_db(db)
     mc = resolve_machine_caches(database, machine, host)
-    data = machine_data(
-        database,
-        machine_rows(database, mc.scope, precision=precision),
-        mc,
-        threads=threads,
-        precision=precision,
-        environment_id=environment,
+    data = environment_data(
+        database, mc, threads=threads, precision=precision, environment_id=environment
     )
     params = BASELINES.get("roofline").fit(data)
     names = [n for n, _ in mc.level_capacities()]

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..units import fmt_ids
 from .common import (
     DbOption,
     HostOption,
@@ -177,8 +178,8 @@ def validate(
         _table(
             report,
             "check",
-            f"independent check: fit runs {report['fit_runs']} -> check runs "
-            f"{report['check_runs']} ({report['split_rule']})",
+            f"independent check: fit runs {fmt_ids(report['fit_runs'])} -> check runs "
+            f"{fmt_ids(report['check_runs'])} ({report['split_rule']})",
         )
     if not any(r[p]["retest"]["n"] for r in report["results"] for p in ("loo", "check")):
         console.print(

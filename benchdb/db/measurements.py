@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from ..validity import valid_problem
 from .engine import Database
@@ -63,6 +63,36 @@ MEASUREMENT_COLUMNS = [
 ]
 
 
+RAW_COLUMNS = ("evidence", "set_aside")
+"""The per-sample columns beside ``samples``: the bulk of a stored point, read only by
+those who show or judge single samples (``with_evidence``)."""
+
+_SOURCES = {
+    "measurement_id": Measurement.id,
+    "run_id": Run.id,
+    "machine_id": Run.machine_id,
+    "host": Machine.hostname,
+    "node_class_id": Machine.node_class_id,
+    "environment_id": Run.environment_id,
+    "run_status": Run.status,
+    "run_tags": Run.tags,
+    "run_started_at": Run.started_at,
+    "kernel": Kernel.name,
+    "kernel_version": Kernel.version,
+    "family": Kernel.family,
+    "flops_per_point": Kernel.flops_per_point,
+    **{
+        name: getattr(Measurement, name)
+        for name in MEASUREMENT_COLUMNS
+        if name not in ("measurement_id", "run_id", "machine_id", "host", "node_class_id",
+                        "environment_id", "run_status", "run_tags", "run_started_at",
+                        "kernel", "kernel_version", "family", "flops_per_point")
+    },
+}  # fmt: skip
+_EMPTY = {"run_tags": list, "samples": list, "evidence": dict, "set_aside": dict,
+          "pass_counts": list, "flags": list}  # fmt: skip
+
+
 def measurements_frame(
     db: Database,
     *,
@@ -74,15 +104,21 @@ def measurements_frame(
     precision: str | None = None,
     context: str | None = None,
     valid_only: bool = False,
+    with_evidence: bool = True,
 ) -> pd.DataFrame:
     """Measurements joined with their run, host and kernel, filtered; one row per point.
 
     ``machine_id`` is the host's id, ``host`` its name (:mod:`benchdb.db.scope`).
+    ``with_evidence=False`` leaves out :data:`RAW_COLUMNS` (a history of a year reads
+    medians, not what the operating system saw in every sample): the columns are then
+    absent from the frame.
     """
     import pandas as pd
 
+    names = [c for c in MEASUREMENT_COLUMNS if with_evidence or c not in RAW_COLUMNS]
     stmt = (
-        select(Measurement, Run, Kernel, Machine)
+        select(*(_SOURCES[c] for c in names))
+        .select_from(Measurement)
         .join(Run, Measurement.run_id == Run.id)
         .join(Kernel, Measurement.kernel_id == Kernel.id)
         .join(Machine, Run.machine_id == Machine.id)
@@ -104,53 +140,18 @@ def measurements_frame(
         stmt = stmt.where(Measurement.context == context)
     if valid_only:
         stmt = stmt.where(Measurement.valid.is_(True))
+    empty = [(c, _EMPTY[c]) for c in names if c in _EMPTY]
     rows: list[dict[str, Any]] = []
     with db.reading() as s:
-        for m, r, k, h in s.execute(stmt):
-            if valid_only and valid_problem(m.__dict__) is not None:
+        for values in s.execute(stmt):
+            row = dict(zip(names, values, strict=True))
+            for c, kind in empty:
+                row[c] = kind(row[c] or ())
+            if valid_only and valid_problem(row) is not None:
                 continue  # marked valid by an older import, yet unusable
-            rows.append(
-                {
-                    "measurement_id": m.id,
-                    "run_id": r.id,
-                    "machine_id": r.machine_id,
-                    "host": h.hostname,
-                    "node_class_id": h.node_class_id,
-                    "environment_id": r.environment_id,
-                    "run_status": r.status,
-                    "run_tags": list(r.tags or []),
-                    "run_started_at": r.started_at,
-                    "kernel": k.name,
-                    "kernel_version": k.version,
-                    "family": k.family,
-                    "shape": tuple(m.shape),
-                    "shape_key": m.shape_key,
-                    "points": m.points,
-                    "footprint_bytes": m.footprint_bytes,
-                    "threads": m.threads,
-                    "placement": m.placement,
-                    "precision": m.precision,
-                    "context": m.context,
-                    "repetitions": m.repetitions,
-                    "passes": m.passes,
-                    "samples": list(m.samples),
-                    "evidence": dict(m.evidence or {}),
-                    "set_aside": dict(m.set_aside or {}),
-                    "pass_counts": list(m.pass_counts or []),
-                    "t_min": m.t_min,
-                    "t_median": m.t_median,
-                    "t_iqr": m.t_iqr,
-                    "t_cv": m.t_cv,
-                    "flop_rate": m.flop_rate,
-                    "byte_rate": m.byte_rate,
-                    "checksum": m.checksum,
-                    "valid": m.valid,
-                    "flags": list(m.flags or []),
-                    "flops_per_point": k.flops_per_point,
-                    "created_at": m.created_at,
-                }
-            )
-    return pd.DataFrame(rows, columns=MEASUREMENT_COLUMNS)
+            row["shape"] = tuple(row["shape"])
+            rows.append(row)
+    return pd.DataFrame(rows, columns=names)
 
 
 def machine_rows(
@@ -159,10 +160,16 @@ def machine_rows(
     *,
     kernels: Sequence[str] | None = None,
     precision: str | None = None,
+    threads: int | None = None,
+    environment_id: int | None = None,
+    run_ids: Sequence[int] | None = None,
 ) -> list[dict[str, Any]]:
-    """Every measurement of ``scope`` (optionally some kernels / one precision), as dicts:
-    the narrow projection of :func:`measurements_frame` that ``benchdb predict`` reads
-    without pandas (:mod:`benchdb.predict.source`)."""
+    """Every measurement of ``scope`` (optionally some kernels / one precision / thread
+    count / environment / some runs), as dicts: the narrow projection of
+    :func:`measurements_frame` that ``benchdb predict`` reads without pandas
+    (:mod:`benchdb.predict.source`).  A year of history holds thousands of runs of a
+    kernel; a prediction rests on one environment's, so callers name it
+    (:func:`newest_point`, :func:`widest_environment`) rather than read them all."""
     stmt = (
         select(
             Measurement.id,
@@ -195,6 +202,12 @@ def machine_rows(
         stmt = stmt.where(Kernel.name.in_(list(kernels)))
     if precision is not None:
         stmt = stmt.where(Measurement.precision == precision)
+    if threads is not None:
+        stmt = stmt.where(Measurement.threads == threads)
+    if environment_id is not None:
+        stmt = stmt.where(Run.environment_id == environment_id)
+    if run_ids is not None:
+        stmt = stmt.where(Measurement.run_id.in_(list(run_ids)))
     keys = [
         "measurement_id", "run_id", "environment_id", "run_started_at", "run_tags", "kernel",
         "kernel_version", "shape", "shape_key", "points", "footprint_bytes", "threads",
@@ -206,6 +219,92 @@ def machine_rows(
     for r in rows:  # one an older import let in is counted invalid, never used
         r["valid"] = r["valid"] and valid_problem(r) is None
     return rows
+
+
+def newest_point(
+    db: Database,
+    scope: Scope,
+    kernel: str,
+    *,
+    precision: str,
+    context: str | None = None,
+    version: str | None = None,
+) -> tuple[str, int] | None:
+    """(kernel version, environment id) of the newest run of ``scope`` that measured
+    ``kernel`` at ``precision`` (in ``context``, its ``version``); None if none did."""
+    stmt = (
+        select(Kernel.version, Run.environment_id)
+        .select_from(Measurement)
+        .join(Run, Measurement.run_id == Run.id)
+        .join(Kernel, Measurement.kernel_id == Kernel.id)
+        .where(scope.runs(), Kernel.name == kernel, Measurement.precision == precision)
+        .order_by(Run.started_at.desc(), Run.id.desc())
+        .limit(1)
+    )
+    if context is not None:
+        stmt = stmt.where(Measurement.context == context)
+    if version is not None:
+        stmt = stmt.where(Kernel.version == version)
+    with db.reading() as s:
+        found = s.execute(stmt).first()
+    return None if found is None else (str(found[0]), int(found[1]))
+
+
+def measured_runs(
+    db: Database, scope: Scope, *, precision: str, threads: int
+) -> list[dict[str, Any]]:
+    """The runs of ``scope`` holding a point at ``precision`` and ``threads``: their
+    ``run_id``, ``run_tags``, ``run_started_at`` and ``environment_id``."""
+    point = (
+        select(Measurement.id)
+        .where(
+            Measurement.run_id == Run.id,
+            Measurement.precision == precision,
+            Measurement.threads == threads,
+        )
+        .exists()
+    )
+    stmt = select(Run.id, Run.tags, Run.started_at, Run.environment_id).where(scope.runs(), point)
+    keys = ("run_id", "run_tags", "run_started_at", "environment_id")
+    with db.reading() as s:
+        return [dict(zip(keys, row, strict=True)) for row in s.execute(stmt)]
+
+
+def widest_environment(
+    db: Database,
+    scope: Scope,
+    *,
+    precision: str,
+    threads: int,
+    run_ids: Sequence[int] | None = None,
+    exclude: Sequence[int] = (),
+) -> int | None:
+    """The environment that measured the most kernels in ``scope``'s runs (``run_ids``
+    only, ``exclude`` not), the newest of equals: the baselines need every kernel of one
+    environment, and a later partial re-run in a new environment should not hide them."""
+    stmt = (
+        select(
+            Run.environment_id,
+            func.count(func.distinct(Kernel.name)),
+            func.max(Run.started_at),
+        )
+        .select_from(Measurement)
+        .join(Run, Measurement.run_id == Run.id)
+        .join(Kernel, Measurement.kernel_id == Kernel.id)
+        .where(
+            scope.runs(),
+            Measurement.precision == precision,
+            Measurement.threads == threads,
+        )
+        .group_by(Run.environment_id)
+    )
+    if run_ids is not None:
+        stmt = stmt.where(Measurement.run_id.in_(list(run_ids)))
+    if exclude:
+        stmt = stmt.where(Measurement.run_id.not_in(list(exclude)))
+    with db.reading() as s:
+        found = [(int(e), int(n), when) for e, n, when in s.execute(stmt)]
+    return max(found, key=lambda f: (f[1], f[2]))[0] if found else None
 
 
 def kernel_names(db: Database) -> set[str]:

@@ -42,7 +42,7 @@ NAMING = {
 # The alembic revision that creates exactly this metadata.  Opening a database
 # already at this revision needs no alembic import (a fast `benchdb predict`);
 # tests/db/test_migrations.py fails if a new revision forgets to bump it.
-SCHEMA_HEAD = "0010"
+SCHEMA_HEAD = "0011"
 
 
 class Base(DeclarativeBase):
@@ -121,11 +121,18 @@ class Environment(Base):
 
 
 class Run(Base):
-    """One collection session; its points are committed one by one."""
+    """One collection session; its points are committed one by one.
+
+    ``uuid`` is the run's natural key across databases (``benchdb import`` matches
+    runs by it; :func:`benchdb.db.runs.new_run_row` gives every run one).
+    ``samples_pruned_at`` is set when ``benchdb db prune`` dropped the raw samples of
+    its points, keeping their statistics.
+    """
 
     __tablename__ = "run"
 
     id: Mapped[int] = mapped_column(primary_key=True)
+    uuid: Mapped[str] = mapped_column(String(64), unique=True, index=True)
     machine_id: Mapped[int] = mapped_column(ForeignKey("machine.id"), index=True)
     environment_id: Mapped[int] = mapped_column(ForeignKey("environment.id"), index=True)
     kind: Mapped[str] = mapped_column(String(32), default="kernels")
@@ -135,8 +142,11 @@ class Run(Base):
     config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     hostname: Mapped[str] = mapped_column(String(255), default="")
     pid: Mapped[int | None] = mapped_column(Integer)
-    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    started_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow, index=True
+    )
     ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    samples_pruned_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     machine: Mapped[Machine] = relationship(back_populates="runs")
     environment: Mapped[Environment] = relationship()

@@ -13,6 +13,7 @@ import os
 import signal
 import socket
 import sys
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -77,9 +78,11 @@ def new_run_row(session: Session, *, command: str | Sequence[str], **fields: Any
     ``command`` is the command line that made it: an argument vector (this process's) or
     text recorded elsewhere (an imported run).  Either way the password of every URL in it
     is masked (:mod:`benchdb.db.urls`): a password given in ``--db`` or ``BENCHDB_URL`` is
-    never stored, so no export or report can pass it on.  ``fields`` are the other columns.
+    never stored, so no export or report can pass it on.  ``fields`` are the other columns;
+    ``uuid`` (the run's natural key) defaults to ``config["uuid"]``, else a fresh one.
     """
     text = redact_command(command) if isinstance(command, str) else redact_argv(command)
+    fields.setdefault("uuid", (fields.get("config") or {}).get("uuid") or uuid.uuid4().hex)
     run = Run(command=text, **fields)
     session.add(run)
     session.flush()
@@ -239,9 +242,7 @@ def ab_pair(db: Database, run_id: int) -> dict[str, int] | None:
         mine = ((run.config or {}).get("ab") or {}) if run is not None else {}
         if "pair" not in mine:
             return None
-        partner = s.scalars(
-            select(Run).where(Run.config["uuid"].as_string() == str(mine["pair"]))
-        ).first()
+        partner = s.scalars(select(Run).where(Run.uuid == str(mine["pair"]))).first()
         if partner is None:
             return None
         return {mine["side"]: run_id, (partner.config.get("ab") or {})["side"]: partner.id}

@@ -47,7 +47,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..db.fit_cache import cached_fit
-from ..db.measurements import machine_rows
 from ..errors import UserError
 from . import aspect
 from .answers import Answers
@@ -55,7 +54,7 @@ from .basis import Blocks, RateBasis, rate_basis
 from .curve import Curve, PointMemo, build_curve
 from .methods import METHODS, Method
 from .same_rows import SameRowCurves
-from .source import Selection, resolve_machine_caches, select_rows
+from .source import Selection, read_selection, resolve_machine_caches
 
 if TYPE_CHECKING:
     from ..db.engine import Database
@@ -350,9 +349,8 @@ def prepare_lookup(
         basis = rate_basis(kernel, precision, db)
     chosen = METHODS.get(method)
     mc = resolve_machine_caches(db, machine, host)
-    rows = machine_rows(db, mc.scope, kernels=[kernel], precision=precision)
-    selection = select_rows(
-        rows,
+    selection = read_selection(
+        db,
         mc,
         kernel,
         threads=threads,

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..db.engine import Database
+from ..db.measurements import machine_rows, widest_environment
 from ..errors import UserError
 from .basis import RateBasis, rate_basis
 from .curve import Curve, build_curve
@@ -52,21 +53,6 @@ class MachineData:
         return self.machine.level_of(footprint)
 
 
-def widest_environment(rows: Sequence[dict[str, Any]]) -> int:
-    """The environment that measured the most kernels (the newest of equals).
-
-    The baselines need the STREAM sweeps and every kernel of one environment;
-    a later partial re-run in a new environment should not hide them.
-    """
-    kernels: dict[int, set[str]] = {}
-    newest: dict[int, Any] = {}
-    for r in rows:
-        env = int(r["environment_id"])
-        kernels.setdefault(env, set()).add(r["kernel"])
-        newest[env] = max(newest.get(env, r["run_started_at"]), r["run_started_at"])
-    return max(kernels, key=lambda e: (len(kernels[e]), newest[e]))
-
-
 def machine_data(
     db: Database,
     rows: Sequence[dict[str, Any]],
@@ -74,17 +60,20 @@ def machine_data(
     *,
     threads: int,
     precision: str,
-    environment_id: int | None = None,
+    environment_id: int,
     run_ids: Sequence[int] | None = None,
 ) -> MachineData:
-    """Curves of every kernel in ``rows`` (of ``run_ids``) at ``threads``/``precision``;
-    ``db`` defines the user kernels among them (:mod:`benchdb.kernel_defs`)."""
+    """Curves of every kernel in ``rows`` (of ``run_ids``) at ``threads``/``precision``
+    in environment ``environment_id`` (:func:`benchdb.db.measurements.widest_environment`
+    where the user names none); ``db`` defines the user kernels among them
+    (:mod:`benchdb.kernel_defs`)."""
     pool = [r for r in rows if r["precision"] == precision]
     if run_ids is not None:
-        pool = [r for r in pool if r["run_id"] in set(run_ids)]
+        wanted = set(run_ids)
+        pool = [r for r in pool if r["run_id"] in wanted]
     if not pool:
         raise UserError(f"no {precision} measurements on {machine.scope.label}")
-    env = environment_id if environment_id is not None else widest_environment(pool)
+    env = environment_id
     curves: dict[str, KernelCurve] = {}
     for kernel in sorted({r["kernel"] for r in pool}):
         try:
@@ -104,3 +93,25 @@ def machine_data(
                 basis, build_curve(sel.rows, basis.work_per_point, basis.geometry), sel
             )
     return MachineData(machine, threads, precision, env, curves)
+
+
+def environment_data(
+    db: Database,
+    machine: MachineCaches,
+    *,
+    threads: int,
+    precision: str,
+    environment_id: int | None = None,
+) -> MachineData:
+    """:func:`machine_data` of the class's widest environment (or ``environment_id``),
+    reading that environment's measurements only."""
+    if environment_id is None:
+        environment_id = widest_environment(db, machine.scope, precision=precision, threads=threads)
+    if environment_id is None:
+        raise UserError(f"no {precision} measurements on {machine.scope.label}")
+    rows = machine_rows(
+        db, machine.scope, precision=precision, threads=threads, environment_id=environment_id
+    )
+    return machine_data(
+        db, rows, machine, threads=threads, precision=precision, environment_id=environment_id
+    )

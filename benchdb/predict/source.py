@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..db.engine import Database
+from ..db.measurements import machine_rows, newest_point
 from ..db.scope import Scope, read_scope
 from ..errors import UserError
 from .basis import benchmark_of
@@ -174,4 +175,48 @@ def select_rows(
         invalid=len(chosen) - len(valid),
         other_threads=tuple(t for t in measured_threads if t != threads),
         kernel_version=kernel_version,
+    )
+
+
+def read_selection(
+    db: Database,
+    machine: MachineCaches,
+    kernel: str,
+    *,
+    threads: int,
+    precision: str,
+    environment_id: int | None = None,
+    context: str | None = None,
+) -> Selection:
+    """:func:`select_rows` over the class's measurements of ``kernel``, reading only the
+    environment it chooses: the newest run's of the newest kernel version (in
+    ``context``; :func:`newest_point`) unless ``environment_id`` names one.  A year of
+    CI history holds a kernel's points in thousands of runs; one environment's are what
+    a prediction rests on.  Where that environment holds none, every row is read, so
+    that the error names what exists."""
+    newest = newest_point(db, machine.scope, kernel, precision=precision)
+    version = None if newest is None else newest[0]
+    if environment_id is None and newest is not None:
+        environment_id = newest[1]
+        if context is not None:
+            found = newest_point(
+                db, machine.scope, kernel, precision=precision, context=context, version=version
+            )
+            environment_id = None if found is None else found[1]
+    rows: list[dict[str, Any]] = []
+    if environment_id is not None:
+        rows = machine_rows(
+            db, machine.scope, kernels=[kernel], precision=precision, environment_id=environment_id
+        )
+    if not rows:
+        rows = machine_rows(db, machine.scope, kernels=[kernel], precision=precision)
+    return select_rows(
+        rows,
+        machine,
+        kernel,
+        threads=threads,
+        precision=precision,
+        environment_id=environment_id,
+        context=context,
+        kernel_version=version,
     )

@@ -20,7 +20,7 @@ from ..db.measurements import machine_rows
 from ..errors import UserError
 from .basis import RateBasis, rate_basis
 from .curve import build_curve
-from .source import resolve_machine_caches, select_rows
+from .source import read_selection, resolve_machine_caches, select_rows
 
 if TYPE_CHECKING:
     from ..db.engine import Database
@@ -58,9 +58,8 @@ def thread_scaling(
     if basis is None:  # unknown kernel/precision: fail before any query
         basis = rate_basis(kernel, precision, db)
     mc = resolve_machine_caches(db, machine, host)
-    rows = machine_rows(db, mc.scope, kernels=[kernel], precision=precision)
-    base = select_rows(
-        rows,
+    base = read_selection(
+        db,
         mc,
         kernel,
         threads=1,
@@ -77,6 +76,9 @@ def thread_scaling(
     ref = build_curve(base.rows, basis.work_per_point, basis.geometry)
     names = [n for n, _ in mc.level_capacities()]
     per: dict[int, dict[int, list[float]]] = {}
+    rows = machine_rows(
+        db, mc.scope, kernels=[kernel], precision=precision, environment_id=base.environment_id
+    )
     for t in base.other_threads:
         sel = select_rows(
             rows,

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..db.fit_cache import cached_fit
-from ..db.measurements import machine_rows
+from ..db.measurements import machine_rows, measured_runs, widest_environment
 from ..errors import UserError
 from ..plugin_registry import check_names
 from . import aspect
@@ -73,7 +73,8 @@ def split_runs(
     fit_runs: Sequence[int] | None,
     check_runs: Sequence[int] | None,
 ) -> RunSplit:
-    """Which runs to fit on and which to check against (see the module docstring)."""
+    """Which runs to fit on and which to check against (see the module docstring);
+    ``rows`` name the runs with data (``run_id``, ``run_tags``, ``run_started_at``)."""
     runs = {int(r["run_id"]): r for r in rows}
     for rid in [*(fit_runs or []), *(check_runs or [])]:
         if rid not in runs:
@@ -206,23 +207,36 @@ def validate(
     names = list(methods or [*METHODS.names(), *BASELINES.names()])
     check_names(names, METHODS, BASELINES)
     mc: MachineCaches = resolve_machine_caches(db, machine, host)
-    rows = [r for r in machine_rows(db, mc.scope, precision=precision) if r["threads"] == threads]
-    if not rows:
+    runs = measured_runs(db, mc.scope, precision=precision, threads=threads)
+    if not runs:
         raise UserError(
             f"no {precision} measurements with {threads} thread(s) on {mc.scope.label}; "
             "run `benchdb collect` first"
         )
-    split = split_runs(rows, fit_runs, check_runs)
+    split = split_runs(runs, fit_runs, check_runs)
+    if environment_id is None:
+        environment_id = widest_environment(
+            db,
+            mc.scope,
+            precision=precision,
+            threads=threads,
+            run_ids=split.fit_runs if fit_runs else None,
+            exclude=() if fit_runs else split.check_runs,
+        )
+    if environment_id is None:
+        raise UserError(f"no {precision} measurements on {mc.scope.label} in the fitting runs")
+    selected = {"precision": precision, "threads": threads}
+    eligible = set(split.fit_runs)
+    fit_rows = [
+        r
+        for r in machine_rows(db, mc.scope, environment_id=environment_id, **selected)
+        if r["run_id"] in eligible
+    ]
+    used_runs = sorted({int(r["run_id"]) for r in fit_rows})
+    check_rows = machine_rows(db, mc.scope, run_ids=split.check_runs, **selected)
     data = machine_data(
-        db,
-        rows,
-        mc,
-        threads=threads,
-        precision=precision,
-        environment_id=environment_id,
-        run_ids=split.fit_runs,
+        db, fit_rows, mc, threads=threads, precision=precision, environment_id=environment_id
     )
-    check_rows = [r for r in rows if r["run_id"] in set(split.check_runs)]
     wanted = [k for k in (kernels or sorted(data.curves)) if k in data.curves]
     if kernels and not wanted:
         raise UserError(f"no fitting data for {', '.join(kernels)} in runs {split.fit_runs}")
@@ -234,7 +248,7 @@ def validate(
             scope=mc.scope,
             environment_id=data.environment_id,
             data={k: kc.curve.fingerprint_data() for k, kc in data.curves.items()},
-            selector={"run_ids": list(split.fit_runs), "threads": threads, "precision": precision},
+            selector={"run_ids": used_runs, "threads": threads, "precision": precision},
             fit=lambda b=b: BASELINES.get(b).fit(data),
         )[0]
         for b in names
@@ -328,7 +342,7 @@ def validate(
         "environment_id": data.environment_id,
         "threads": threads,
         "precision": precision,
-        "fit_runs": list(split.fit_runs),
+        "fit_runs": used_runs,
         "check_runs": list(split.check_runs),
         "split_rule": split.rule,
         "results": results,

@@ -136,6 +136,7 @@ def kernel_history(
         precision=precision,
         context=context,
         valid_only=True,
+        with_evidence=False,
     )
     if shape is not None:
         key = shape_key(parse_shape(shape))

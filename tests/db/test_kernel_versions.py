@@ -72,6 +72,7 @@ def test_full_array_loops_are_rated_per_point_they_update_after_migration_0005(
     db = open_database(db_url)
     with db.session() as s:
         run = Run(
+            uuid="kernel-versions-test",
             machine_id=register_machine(s, detect_machine()).id,
             environment_id=register_environment(s, detect_environment()).id,
         )

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
+from sqlalchemy import select
 
+from benchdb.db.measurements import widest_environment
+from benchdb.db.models import Environment
+from benchdb.environment import detect_environment
 from benchdb.errors import UserError
+from benchdb.predict.source import resolve_machine_caches
 from benchdb.predict.threads import amdahl, thread_scaling
 from benchdb.predict.validate import split_runs, validate
 
@@ -79,14 +86,20 @@ def test_thread_scaling_needs_more_than_one_count(sdb) -> None:
         thread_scaling(sdb, "stencil2d5")
 
 
-def test_baselines_use_the_environment_that_measured_most_kernels() -> None:
-    import datetime as dt
-
-    from benchdb.predict.machine_data import widest_environment
-
-    t0 = dt.datetime(2024, 1, 1)
-    rows = [
-        {"environment_id": 1, "kernel": k, "run_started_at": t0}
-        for k in ("stream.triad", "shallow.cu", "stencil2d5")
-    ] + [{"environment_id": 2, "kernel": "stencil2d5", "run_started_at": t0 + dt.timedelta(1)}]
-    assert widest_environment(rows) == 1
+def test_baselines_use_the_environment_that_measured_most_kernels(sdb) -> None:
+    """A later partial re-run in a new environment does not hide the environment that
+    measured every kernel; of equals, the newer wins."""
+    old = detect_environment()
+    new = dataclasses.replace(old, git_commit="f" * 40)
+    sizes = [(n,) for n in np.geomspace(100, 3e6, 6).astype(int)]
+    for kernel in ("stream.triad", "stream.copy"):
+        add_run(sdb, kernel, sizes, step_curve(8e9, 2e9), environment=old)
+    add_run(sdb, "stream.copy", sizes, step_curve(8e9, 2e9), environment=new)
+    scope = resolve_machine_caches(sdb, None).scope
+    widest = widest_environment(sdb, scope, precision="float64", threads=1)
+    with sdb.reading() as s:
+        fingerprint = s.scalar(select(Environment.fingerprint).where(Environment.id == widest))
+    assert fingerprint == old.fingerprint
+    add_run(sdb, "stream.triad", sizes, step_curve(8e9, 2e9), environment=new)
+    newer = widest_environment(sdb, scope, precision="float64", threads=1)
+    assert newer != widest

@@ -92,7 +92,7 @@ def test_migration_0007_keeps_a_pinned_baseline_as_its_first_change(db_url: str)
     engine = engine_at(db_url, "0006")
     with Session(engine) as s, s.begin():
         run = add_this_run(s, status="complete")
-        run_id, class_id = run.id, run.machine.node_class_id
+        run_id, class_id = run.id, run.node_class_id
         s.execute(
             text("INSERT INTO baseline (node_class_id, run_id, set_at) VALUES (:c, :r, :t)"),
             {"c": class_id, "r": run_id, "t": run.started_at},

@@ -26,8 +26,15 @@ Thresholds:
   but not reported, as asv's ``detect_regressions`` drops small jumps.
 * ``max_segments`` (default :data:`MAX_SEGMENTS`): at most this many levels.
 
-Cost: O(n^2) segment medians and O(k n^2) for the recursion; a few hundred
-runs take well under a second.
+Cost: exact up to :data:`EXACT_MAX` runs -- O(n^2) segment medians, computed one
+segment length at a time over all windows (numpy), and O(k n^2) for the recursion.  A
+longer series (a year of CI runs holds 10^4-10^5) is solved as asv solves it, by an
+approximation in linear time (asv's ``solve_potts_approx``: an exact solver on a
+reduced problem, then boundaries refined): here the series is cut into
+:data:`EXACT_MAX` blocks of consecutive runs, the exact fit runs on the blocks'
+medians, and each boundary it finds is moved, within a block either side, to where the
+two levels it separates fit the runs best; the levels are then the medians of the
+refined segments.  A step lasting fewer runs than a block is not resolved there.
 """
 
 from __future__ import annotations
@@ -49,35 +56,29 @@ MIN_SIZE = 2
 MAX_SEGMENTS = 20
 """Most levels considered."""
 
+EXACT_MAX = 200
+"""Longest series fitted exactly; longer ones are fitted on this many blocks."""
+
 
 def _segment_tables(y: np.ndarray, min_size: int) -> tuple[np.ndarray, np.ndarray]:
     """``cost[i, j]`` = L1 deviation of ``y[i:j]`` from its median ``med[i, j]``."""
     n = y.size
     cost = np.full((n + 1, n + 1), np.inf)
     med = np.full((n + 1, n + 1), np.nan)
-    for i in range(n):
-        for j in range(i + min_size, n + 1):
-            seg = y[i:j]
-            m = float(np.median(seg))
-            med[i, j] = m
-            cost[i, j] = float(np.abs(seg - m).sum())
+    for length in range(min_size, n + 1):
+        windows = np.lib.stride_tricks.sliding_window_view(y, length)
+        m = np.median(windows, axis=1)
+        starts = np.arange(n - length + 1)
+        med[starts, starts + length] = m
+        cost[starts, starts + length] = np.abs(windows - m[:, None]).sum(axis=1)
     return cost, med
 
 
-def fit_segments(
-    values: Sequence[float],
-    *,
-    beta: float = BETA,
-    min_size: int = MIN_SIZE,
-    max_segments: int = MAX_SEGMENTS,
+def _exact_segments(
+    y: np.ndarray, beta: float, min_size: int, max_segments: int
 ) -> list[tuple[int, int, float]]:
-    """The chosen segmentation as ``(start, stop, median)`` triples covering the series."""
-    y = np.asarray(values, dtype=float)
+    """The exact fit: dynamic programming over every segmentation, then the criterion."""
     n = y.size
-    if n == 0:
-        return []
-    if n < 2 * min_size:
-        return [(0, n, float(np.median(y)))]
     cost, med = _segment_tables(y, min_size)
     kmax = min(max_segments, n // min_size)
     best = np.full((kmax + 1, n + 1), np.inf)
@@ -109,6 +110,59 @@ def fit_segments(
         if obj < best_obj:
             best_obj, chosen = obj, bounds
     return chosen
+
+
+def _refined(y: np.ndarray, cuts: list[int], width: int, min_size: int) -> list[int]:
+    """Each cut moved within ``width`` runs to where the medians of the segments on either
+    side (as first cut) fit the runs between best, keeping ``min_size`` runs a segment."""
+    out = list(cuts)
+    edges = [0, *cuts, y.size]
+    for c in range(1, len(edges) - 1):
+        a, cut, d = out[c - 2] if c > 1 else 0, edges[c], edges[c + 1]
+        left = float(np.median(y[a:cut]))
+        right = float(np.median(y[cut:d]))
+        lo, hi = max(a + min_size, cut - width), min(d - min_size, cut + width)
+        if hi <= lo:
+            continue
+        window = y[lo:hi]
+        # cost of putting the cut at lo + t: runs lo..lo+t-1 fit left, the rest fit right
+        to_left = np.concatenate(([0.0], np.cumsum(np.abs(window - left))))
+        to_right = np.concatenate((np.cumsum(np.abs(window - right)[::-1])[::-1], [0.0]))
+        out[c - 1] = lo + int(np.argmin(to_left + to_right))
+    return out
+
+
+def _coarse_segments(
+    y: np.ndarray, beta: float, min_size: int, max_segments: int
+) -> list[tuple[int, int, float]]:
+    """The approximate fit of a long series (module docstring): exact on block medians,
+    boundaries refined on the runs."""
+    edges = np.linspace(0, y.size, EXACT_MAX + 1).round().astype(int)
+    blocks = np.array([np.median(y[a:b]) for a, b in itertools.pairwise(edges)])
+    coarse = _exact_segments(blocks, beta, 1, max_segments)
+    width = int(np.max(np.diff(edges)))
+    cuts = _refined(y, [int(edges[start]) for start, _, _ in coarse[1:]], width, min_size)
+    bounds = [0, *cuts, y.size]
+    return [(a, b, float(np.median(y[a:b]))) for a, b in itertools.pairwise(bounds)]
+
+
+def fit_segments(
+    values: Sequence[float],
+    *,
+    beta: float = BETA,
+    min_size: int = MIN_SIZE,
+    max_segments: int = MAX_SEGMENTS,
+) -> list[tuple[int, int, float]]:
+    """The chosen segmentation as ``(start, stop, median)`` triples covering the series."""
+    y = np.asarray(values, dtype=float)
+    n = y.size
+    if n == 0:
+        return []
+    if n < 2 * min_size:
+        return [(0, n, float(np.median(y)))]
+    if n > EXACT_MAX:
+        return _coarse_segments(y, beta, min_size, max_segments)
+    return _exact_segments(y, beta, min_size, max_segments)
 
 
 class PottsDetector:

@@ -3,193 +3,90 @@
 A compute node collects into its own SQLite file; ``benchdb import`` brings
 that file (or an export of it) into the shared PostgreSQL.  Importing is
 idempotent -- the same data imported twice adds nothing -- because every row
-is matched by a natural key, never by its database id:
+is matched by a natural key, never by its database id (the records and keys:
+:mod:`benchdb.db.transfer_records`): a host and an environment by fingerprint
+(a host written before node classes, format 1 or 2, is given its class and
+host fingerprint as migration 0006 gives old rows), a kernel by name and
+version (one written before kernels had versions is a built-in kernel,
+versioned as migration 0004 does), a run by its uuid (the indexed
+``run.uuid``), a measurement by its point (run, kernel, shape, threads,
+precision, context).
 
-* host (a ``machine`` row) and environment: their content fingerprint; a
-  host's record holds its node class's record, matched by the class's
-  fingerprint (a record written before node classes, format 1 or 2, is
-  given its class and host fingerprint as migration 0006 gives old rows);
-* kernel: its name and version (``name@version``; a record written before
-  kernels had versions is a built-in kernel, versioned as migration 0004 does);
-* run: its *run key*, ``run.config["uuid"]`` (``benchdb collect`` stores a
-  fresh uuid4 in every run; a run without one gets the sha256 of its machine,
-  host, pid and start time, which the import then stores as its uuid);
-* measurement: its unique point (run, kernel, shape, threads, precision, context).
-
-One in-memory form, :class:`Bundle`, has two serialisations: a JSON document
-(entities listed once) and a flat table for CSV and Parquet (one row per
-measurement, with the run's, kernel's, machine's and environment's records as
-canonical JSON text in every row, so each file stands alone and loads into
-pandas as is).  Values are checked against the ORM column types before
-anything is written, and everything is written in one transaction: a
-malformed file is refused with one line and the database is unchanged.
-Communication measurements and fitted models are not part of an export.
+Both directions stream, in bounded memory at any size.  ``export`` writes as
+it reads (:mod:`~benchdb.db.transfer_read`, :mod:`~benchdb.db.transfer_write`).
+``import`` reads its source twice: a first pass types every record against
+the ORM columns and the rules ``collect`` keeps (:mod:`benchdb.validity`),
+keeping only the keys it has seen, so that a malformed file is refused with
+one line before the database is opened; the second pass writes, in batches,
+in one transaction, so that an import that fails or is killed leaves the
+database as it was.  Communication measurements and fitted models are not
+part of an export.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import pandas as pd
-from sqlalchemy import JSON, Boolean, DateTime, Float, Integer, Select, String, select
+from sqlalchemy import JSON, Boolean, DateTime, Float, Integer, String, insert, select
 from sqlalchemy.exc import DBAPIError, StatementError
 from sqlalchemy.orm import Session
 
 from ..errors import UserError
-from ..hashing import canonical_json, content_hash
+from ..hashing import content_hash
 from ..node_class import class_fields, host_fingerprint
 from ..validity import measurement_problem
 from .engine import SQLITE_SUFFIXES, Database, open_database
-from .measurements import measurements_frame
 from .models import Base, Environment, Kernel, Machine, Measurement, NodeClass, Run
-from .repo import get_or_create, kernel_version
+from .repo import get_or_create
 from .runs import new_run_row
-from .scope import Scope
+from .transfer_read import BATCH, Selection, count_measurements, database_records, file_records
+from .transfer_records import (
+    ENTITY_SKIP,
+    FORMATS,
+    KINDS,
+    LINKS,
+    Record,
+    kernel_key,
+    measurement_kernel,
+)
+from .transfer_write import Progress
 
-FORMAT = "benchdb-export"
-VERSION = 3  # 3: a machine is a host holding its node class; 2: kernels have versions
-READABLE = (1, 2, VERSION)
-FORMAT_TAG = f"{FORMAT}/{VERSION}"
-FORMAT_TAGS = {f"{FORMAT}/{v}" for v in READABLE}
-FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
+if TYPE_CHECKING:
+    import pandas as pd
 
-_LINKS = {"id", "machine_id", "environment_id", "run_id", "kernel_id", "node_class_id"}
-# Fields of each record: every column but surrogate ids and links (natural keys replace them).
-_ENTITY_SKIP = _LINKS | {"created_at"}
-RECORD_COLUMNS = ("machine_record", "environment_record", "run_record", "kernel_record")
-LIST_COLUMNS = ("shape", "samples", "flags", "evidence", "set_aside", "pass_counts")
-
-
-def fields(model: type[Base], skip: set[str]) -> list[str]:
-    return [c.key for c in model.__table__.columns if c.key not in skip]
-
-
-MEASUREMENT_FIELDS = fields(Measurement, _LINKS)
-# Columns added by later schema revisions, with a server default: an export written
-# before them still imports (the default fills them).
-_OPTIONAL = {c.key for c in Measurement.__table__.columns if c.server_default is not None}
-
-
-def _plain(value: Any) -> Any:
-    return value.isoformat() if isinstance(value, datetime) else value
-
-
-def record(row: Base, skip: set[str] = _ENTITY_SKIP) -> dict[str, Any]:
-    """A row as a JSON-able dict of its own columns (no surrogate ids)."""
-    return {k: _plain(getattr(row, k)) for k in fields(type(row), skip)}
-
-
-def machine_record(machine: Machine) -> dict[str, Any]:
-    """A host's record with its node class's record under ``"node_class"``."""
-    return {**record(machine), "node_class": record(machine.node_class)}
+T = TypeVar("T")
 
 
 def run_key(run: Run) -> str:
-    """The run's natural key across databases (see the module docstring)."""
-    uuid = (run.config or {}).get("uuid")
-    if uuid:
-        return str(uuid)
-    return content_hash(
-        {
-            "machine": run.machine.fingerprint,
-            "hostname": run.hostname,
-            "pid": run.pid,
-            "started_at": run.started_at.replace(tzinfo=None).isoformat(),
-        }
-    )[:32]
+    """The run's natural key across databases: its uuid."""
+    return run.uuid
 
 
-@dataclass
-class Bundle:
-    """Measurements with everything they refer to, keyed by natural keys."""
-
-    machines: dict[str, dict] = field(default_factory=dict)  # fingerprint -> record
-    environments: dict[str, dict] = field(default_factory=dict)
-    runs: dict[str, dict] = field(default_factory=dict)  # run key -> record (+ fingerprints)
-    kernels: dict[str, dict] = field(default_factory=dict)  # name@version -> record
-    measurements: list[dict] = field(default_factory=list)  # + run_key, kernel, kernel_version
-
-
-# ---------------------------------------------------------------- reading the database
-
-
-def bundle_from_db(
-    db: Database,
-    *,
-    kernels: Sequence[str] | None = None,
-    run_ids: Sequence[int] | None = None,
-    scope: Scope | None = None,
-) -> Bundle:
-    """The measurements matching the filters (see :func:`measurements_frame`) and their entities."""
-    frame = measurements_frame(db, kernels=kernels, run_ids=run_ids, scope=scope)
-    bundle = Bundle()
-    keys: dict[int, str] = {}
-    with db.session() as s:
-        for run in s.scalars(select(Run).where(Run.id.in_(frame["run_id"].unique().tolist()))):
-            keys[run.id] = key = run_key(run)
-            bundle.machines[run.machine.fingerprint] = machine_record(run.machine)
-            bundle.environments[run.environment.fingerprint] = record(run.environment)
-            bundle.runs[key] = {
-                **record(run),
-                "machine_fingerprint": run.machine.fingerprint,
-                "environment_fingerprint": run.environment.fingerprint,
-            }
-        names = frame["kernel"].unique().tolist()
-        for k in s.scalars(select(Kernel).where(Kernel.name.in_(names))):
-            bundle.kernels[kernel_key(record(k))] = record(k)
-    for m in frame_records(frame, [*MEASUREMENT_FIELDS, "run_id", "kernel", "kernel_version"]):
-        run_id = m.pop("run_id")
-        bundle.measurements.append({**m, "run_key": keys[run_id]})
-    return bundle
-
-
-def kernel_key(rec: dict[str, Any]) -> str:
-    """``name@version`` of a kernel record; a record without a version (written before
-    kernels had versions) is a built-in kernel and gets the version migration 0004 gives."""
-    if not rec.get("version"):
-        info = rec.get("info") or {}
-        rec["version"] = kernel_version(
-            SimpleNamespace(
-                **{k: rec[k] for k in _VERSIONED},
-                write_allocate=info.get("write_allocate", True),
-                source_hash=None,
-                layout=None,
-            )
-        )
-        rec.setdefault("origin", "builtin")
-    return f"{rec['name']}@{rec['version']}"
-
-
-_VERSIONED = (
-    "name", "family", "ndim", "flops_per_point", "loads_per_point", "stores_per_point",
-    "arrays", "footprint_version",
-)  # fmt: skip
+def plain(value: Any) -> Any:
+    """A column value as JSON holds it: timestamps as ISO text, NaN as null, tuples as lists."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, tuple):
+        return list(value)
+    return value
 
 
 def frame_records(frame: pd.DataFrame, columns: Sequence[str]) -> list[dict[str, Any]]:
-    """Rows of a :func:`measurements_frame` as JSON-able dicts: NaN -> None, tuples ->
-    lists, timestamps -> ISO text."""
-    out = []
-    for row in frame[list(columns)].to_dict("records"):
-        for k, v in row.items():
-            if isinstance(v, float) and math.isnan(v):
-                row[k] = None
-            elif isinstance(v, tuple):
-                row[k] = list(v)
-            else:
-                row[k] = _plain(v)
-        out.append(row)
-    return out
-
-
-# ---------------------------------------------------------------- files
+    """Rows of a :func:`~benchdb.db.measurements.measurements_frame` as JSON-able dicts:
+    NaN -> None, tuples -> lists, timestamps -> ISO text."""
+    return [
+        {k: plain(v) for k, v in row.items()} for row in frame[list(columns)].to_dict("records")
+    ]
 
 
 def format_of(path: Path, fmt: str | None = None) -> str:
@@ -207,32 +104,56 @@ def format_of(path: Path, fmt: str | None = None) -> str:
         ) from None
 
 
-def to_frame(bundle: Bundle) -> pd.DataFrame:
-    """The flat table of CSV and Parquet exports: one row per measurement."""
-    rows = []
-    for m in bundle.measurements:
-        run = bundle.runs[m["run_key"]]
-        row = {"export_format": FORMAT_TAG, **m}
-        for f in LIST_COLUMNS:
-            row[f] = canonical_json(m[f])
-        row["machine_record"] = canonical_json(bundle.machines[run["machine_fingerprint"]])
-        row["environment_record"] = canonical_json(
-            bundle.environments[run["environment_fingerprint"]]
-        )
-        row["run_record"] = canonical_json(run)
-        row["kernel_record"] = canonical_json(bundle.kernels[_key_of(m)])
-        rows.append(row)
-    return pd.DataFrame(rows)
+# ---------------------------------------------------------------- sources
 
 
-def write_bundle(bundle: Bundle, path: Path, fmt: str) -> None:
-    if fmt == "json":
-        doc = {"format": FORMAT, "version": VERSION, **bundle.__dict__}
-        path.write_text(json.dumps(doc, indent=1, allow_nan=False))
-    elif fmt == "csv":
-        to_frame(bundle).to_csv(path, index=False)
-    else:
-        to_frame(bundle).to_parquet(path, index=False)
+@dataclass(frozen=True)
+class Bundle:
+    """Measurements with everything they refer to: a stream of records, read anew by
+    each call of ``records`` (an import reads it twice).  ``total``: the number of
+    measurements, where known before reading them (a database's)."""
+
+    origin: str
+    records: Callable[[], Iterator[Record]]
+    total: int | None = None
+
+
+def database_bundle(db: Database, selection: Selection | None = None) -> Bundle:
+    """The measurements of ``selection`` (all by default) in ``db``, and their entities."""
+    chosen = selection or Selection()
+    return Bundle(
+        db.display_url,
+        lambda: database_records(db, chosen),
+        count_measurements(db, chosen),
+    )
+
+
+def read_bundle(path: Path) -> Bundle:
+    """An export file; UserError (nothing written) when its format is unknown.  Its
+    content is checked as it is read (:func:`check_bundle`)."""
+    fmt = format_of(path)
+    return Bundle(str(path), lambda: file_records(path, fmt))
+
+
+@contextmanager
+def open_bundle(source: str) -> Iterator[Bundle]:
+    """The bundle of an export file, an SQLite file or a database URL (opened to read,
+    never upgraded, for the block)."""
+    path = Path(source).expanduser()
+    if "://" not in source and path.suffix.lower() in SQLITE_SUFFIXES:
+        if not path.is_file():
+            raise UserError(f"no such file {source}; give an export file or a database URL")
+        source = f"sqlite:///{path.resolve()}"
+    if "://" in source:
+        other = open_database(source, upgrade=False, create=False)
+        try:
+            yield database_bundle(other)
+        finally:
+            other.close()
+        return
+    if not path.is_file():
+        raise UserError(f"no such file {source}; give an export file or a database URL")
+    yield read_bundle(path)
 
 
 def _why(exc: BaseException) -> str:
@@ -241,135 +162,262 @@ def _why(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _malformed(path: Path | str, why: str) -> UserError:
+def _malformed(origin: str, why: str) -> UserError:
     return UserError(
-        f"{path} is not a valid benchdb export ({why}); nothing was imported -- "
+        f"{origin} is not a valid benchdb export ({why}); nothing was imported -- "
         "re-create it with `benchdb export`"
     )
 
 
-def _from_frame(frame: pd.DataFrame) -> Bundle:
-    required = {"export_format", "run_key", *MEASUREMENT_FIELDS, *RECORD_COLUMNS} - _OPTIONAL
-    missing = required - set(frame.columns)
-    if missing:
-        raise ValueError(f"missing column(s) {', '.join(sorted(missing))}")
-    if set(frame["export_format"]) - FORMAT_TAGS:
-        raise ValueError(f"export_format is not one of {', '.join(sorted(FORMAT_TAGS))}")
-    bundle = Bundle()
-    for row in frame.to_dict("records"):
-        run = json.loads(row["run_record"])
-        machine = json.loads(row["machine_record"])
-        environment = json.loads(row["environment_record"])
-        kernel = json.loads(row["kernel_record"])
-        key = row["run_key"]
-        bundle.machines[machine["fingerprint"]] = machine
-        bundle.environments[environment["fingerprint"]] = environment
-        bundle.runs[key] = run
-        bundle.kernels[kernel_key(kernel)] = kernel
-        m = {f: row[f] for f in MEASUREMENT_FIELDS if f in row}  # older: not every column
-        for f in LIST_COLUMNS:
-            if f in m:
-                m[f] = json.loads(m[f])
-        bundle.measurements.append(
-            {**m, "run_key": key, "kernel": kernel["name"], "kernel_version": kernel["version"]}
-        )
-    return bundle
-
-
-def _keyed(bundle: Bundle, version: int) -> Bundle:
-    """``bundle`` as version 2 has it: an export of version 1 keys its kernels by name,
-    and its measurements name no kernel version."""
-    if version == 1:
-        by_name = dict(bundle.kernels)
-        bundle.kernels = {kernel_key(rec): rec for rec in by_name.values()}
-        for m in bundle.measurements:
-            m["kernel_version"] = by_name[m["kernel"]]["version"]
-    return bundle
-
-
-def _key_of(m: dict[str, Any]) -> str:
-    return f"{m['kernel']}@{m['kernel_version']}"
-
-
-def read_bundle(path: Path) -> Bundle:
-    """Read an export file; UserError (nothing written) when it is not one."""
-    fmt = format_of(path)
+def _guarded(items: Iterator[T], origin: str) -> Iterator[T]:
+    """``items``, with what reading and checking them raises as one UserError line; an
+    error of the code consuming them is left as it is."""
     try:
-        if fmt == "json":
-            doc = json.loads(path.read_text())
-            if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-                raise ValueError(f'no "format": "{FORMAT}" header')
-            if doc.get("version") not in READABLE:
-                raise ValueError(
-                    f"version {doc.get('version')!r}; this benchdb reads "
-                    f"{' and '.join(map(str, READABLE))}"
-                )
-            bundle = Bundle(**{k: doc[k] for k in Bundle.__dataclass_fields__})
-            return _keyed(bundle, doc["version"])
-        frame = (
-            pd.read_csv(path, dtype=str, keep_default_na=False)
-            if fmt == "csv"
-            else pd.read_parquet(path)
-        )
-        return _from_frame(frame)
+        yield from items
     except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise UserError(f"cannot read {origin}: {exc.strerror or exc}") from exc
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise _malformed(path, _why(exc)) from exc
+        raise _malformed(origin, _why(exc)) from exc
     except Exception as exc:  # pyarrow's errors do not share a base class with ValueError
         if type(exc).__module__.startswith("pyarrow"):
-            raise _malformed(path, _why(exc)) from exc
+            raise _malformed(origin, _why(exc)) from exc
         raise
 
 
-# ---------------------------------------------------------------- writing the database
+# ---------------------------------------------------------------- checking
+
+
+# Run columns newer than format 3: a file written before them lacks them (None then).
+_ADDED_SINCE_3 = {"samples_pruned_at"}
+
+
+@dataclass(frozen=True)
+class _Column:
+    """How a record's field becomes a column's value, worked out once per table."""
+
+    key: str
+    name: str  # table.column, as messages say it
+    nullable: bool
+    optional: bool  # may be absent: from a file written before the column existed
+    text: bool  # "" is a value of a text column, an empty field of any other
+    convert: Callable[[Any, str], Any]
+
+
+@functools.cache
+def _columns(model: type[Base], skip: frozenset[str]) -> tuple[_Column, ...]:
+    return tuple(
+        _Column(
+            col.key,
+            f"{model.__tablename__}.{col.key}",
+            bool(col.nullable),
+            col.server_default is not None or col.key in _ADDED_SINCE_3,
+            isinstance(col.type, String),
+            _converter(col.type),
+        )
+        for col in model.__table__.columns
+        if col.key not in skip
+    )
 
 
 def _coerce(model: type[Base], rec: dict, skip: set[str]) -> dict[str, Any]:
     """``rec``'s fields typed as ``model``'s columns (from JSON, CSV text or Parquet)."""
     out: dict[str, Any] = {}
-    for col in model.__table__.columns:
-        if col.key in skip:
-            continue
-        if col.key not in rec and col.server_default is not None:
-            continue  # written before the column existed: the database default fills it
+    for col in _columns(model, frozenset(skip)):
         if col.key not in rec:
+            if col.optional:
+                continue  # its default fills it
             raise ValueError(f"{model.__tablename__} record lacks {col.key!r}")
         value = rec[col.key]
-        empty = value is None or (isinstance(value, float) and math.isnan(value))
-        if empty or (value == "" and not isinstance(col.type, String)):
+        empty = value is None or (type(value) is float and math.isnan(value))
+        if empty or (value == "" and not col.text):
             if not col.nullable:
-                raise ValueError(f"{model.__tablename__}.{col.key} is empty")
+                raise ValueError(f"{col.name} is empty")
             out[col.key] = None
-            continue
-        out[col.key] = _typed(col.type, value, f"{model.__tablename__}.{col.key}")
+        else:
+            out[col.key] = col.convert(value, col.name)
     return out
 
 
-def _typed(coltype: Any, value: Any, name: str) -> Any:
+def _converter(coltype: Any) -> Callable[[Any, str], Any]:
     if isinstance(coltype, JSON):
-        return json.loads(value) if isinstance(value, str) else value
+        return _json_value
     if isinstance(coltype, Boolean):
-        if isinstance(value, str):
-            if value.lower() not in ("true", "false", "1", "0"):
-                raise ValueError(f"{name} is not a boolean: {value!r}")
-            return value.lower() in ("true", "1")
-        return bool(value)
-    if isinstance(coltype, Integer | Float):
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} is not a number: {value!r}") from None
-        if isinstance(coltype, Float):
-            return number
-        if not number.is_integer():
-            raise ValueError(f"{name} is not an integer: {value!r}")
-        return int(number)
+        return _bool_value
+    if isinstance(coltype, Integer):
+        return _int_value
+    if isinstance(coltype, Float):
+        return _float_value
     if isinstance(coltype, DateTime):
-        return datetime.fromisoformat(value) if isinstance(value, str) else value
+        return _time_value
+    return _text_value
+
+
+def _json_value(value: Any, name: str) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _bool_value(value: Any, name: str) -> bool:
+    if isinstance(value, str):
+        if value.lower() not in ("true", "false", "1", "0"):
+            raise ValueError(f"{name} is not a boolean: {value!r}")
+        return value.lower() in ("true", "1")
+    return bool(value)
+
+
+def _int_value(value: Any, name: str) -> int:
+    if type(value) is int:
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)  # exact beyond 2**53, where a float is not
+    number = _float_value(value, name)
+    if not number.is_integer():
+        raise ValueError(f"{name} is not an integer: {value!r}")
+    return int(number)
+
+
+def _float_value(value: Any, name: str) -> float:
+    if type(value) is float:
+        return value
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} is not a number: {value!r}") from None
+
+
+def _time_value(value: Any, name: str) -> datetime:
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str):
+        raise ValueError(f"{name} is not a time: {value!r}")
+    return datetime.fromisoformat(value)
+
+
+def _text_value(value: Any, name: str) -> str:
     if not isinstance(value, str):
         raise ValueError(f"{name} is not text: {value!r}")
     return value
+
+
+@dataclass(frozen=True)
+class Row:
+    """A record typed against its table: ``fields`` ready to store, ``key`` its natural
+    key, ``refs`` the keys of the rows it refers to."""
+
+    kind: str  # node_class, or one of KINDS
+    key: str
+    fields: dict[str, Any]
+    refs: tuple[str, ...] = ()
+
+
+def _host_and_class(rec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A machine record typed as a host and its node class.
+
+    A record written before node classes (formats 1 and 2) describes a machine
+    by the fingerprint of that time; its class and host fingerprint are
+    derived as migration 0006 derives them for the rows of an old database.
+    """
+    nested = rec.get("node_class")
+    host = _coerce(Machine, {k: v for k, v in rec.items() if k != "node_class"}, ENTITY_SKIP)
+    if nested is None:
+        fields = class_fields(host)
+        nested = {**fields, "fingerprint": content_hash(fields)}
+        host["fingerprint"] = host_fingerprint(nested["fingerprint"], host["hostname"])
+    return host, _coerce(NodeClass, nested, ENTITY_SKIP)
+
+
+class _Checker:
+    """Types each record and checks that it refers only to records before it in the
+    stream; keeps the keys it has seen, never rows.  ``judge``: hold each measurement
+    to the rules ``collect`` keeps (the first pass; the second, writing, was preceded
+    by it)."""
+
+    def __init__(self, judge: bool = True) -> None:
+        self.judge = judge
+        self.keys: dict[str, set[str]] = {kind: set() for kind in KINDS[:4]}
+        self.measurements = 0
+        self.due: dict[str, int] = {}  # run key -> measurements its record says are to come
+
+    def rows(self, records: Iterator[Record]) -> Iterator[Row]:
+        for kind, rec in records:
+            if kind == "machine":
+                host, node_class = _host_and_class(rec)
+                yield Row("node_class", node_class["fingerprint"], node_class)
+                yield self._keep(
+                    Row("machine", rec["fingerprint"], host, (node_class["fingerprint"],))
+                )
+            elif kind == "environment":
+                yield self._keep(
+                    Row(kind, rec["fingerprint"], _coerce(Environment, rec, ENTITY_SKIP))
+                )
+            elif kind == "kernel":
+                yield self._keep(Row(kind, kernel_key(rec), _coerce(Kernel, rec, ENTITY_SKIP)))
+            elif kind == "run":
+                yield self._keep(self._run(rec))
+            else:
+                yield self._measurement(rec)
+        if self.due:
+            key, left = next(iter(self.due.items()))
+            raise ValueError(f"run {key} lacks {left} of its measurements: the file is cut short")
+
+    def _keep(self, row: Row) -> Row:
+        self.keys[row.kind].add(row.key)
+        return row
+
+    def _run(self, rec: dict[str, Any]) -> Row:
+        key = str(rec.get("uuid") or "")
+        if not key:
+            raise ValueError("a run record has no uuid")
+        values = _coerce(Run, rec, ENTITY_SKIP)
+        refs = (rec["machine_fingerprint"], rec["environment_fingerprint"])
+        if refs[0] not in self.keys["machine"] or refs[1] not in self.keys["environment"]:
+            raise ValueError(f"run {key} refers to a machine or environment not before it")
+        due = rec.get("measurements")  # the run's count (version 4 on)
+        if due is not None and not (isinstance(due, int) and due >= 0):
+            raise ValueError(f"run {key}: measurements {due!r} is not a count")
+        if due:
+            self.due[key] = due
+        return Row("run", key, values, refs)
+
+    def _measurement(self, m: dict[str, Any]) -> Row:
+        self.measurements += 1
+        number, run, kernel = self.measurements, m["run_key"], measurement_kernel(m)
+        if run not in self.keys["run"] or kernel not in self.keys["kernel"]:
+            raise ValueError(f"measurement {number} refers to a run or kernel not before it")
+        left = self.due.pop(run, 0) - 1
+        if left > 0:
+            self.due[run] = left
+        try:
+            values = _coerce(Measurement, m, LINKS)
+        except ValueError as exc:
+            raise ValueError(f"measurement {number}: {exc}") from None
+        problem = measurement_problem(values) if self.judge else None
+        if problem is not None:
+            raise ValueError(
+                f"measurement {number} ({m['kernel']} {values['shape_key']}, run {run}): {problem}"
+            )
+        return Row("measurement", run, values, (kernel,))
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A bundle whose every record was typed and checked: ready to import."""
+
+    bundle: Bundle
+    measurements: int
+
+
+def check_bundle(bundle: Bundle, on_progress: Progress | None = None) -> Checked:
+    """Read ``bundle`` once, typing every record against the schema and every
+    measurement by the rules ``collect`` keeps (benchdb/validity.py); UserError naming
+    the first bad record, before any database is opened."""
+    checker = _Checker()
+    for row in _guarded(checker.rows(bundle.records()), bundle.origin):
+        if on_progress and row.kind == "measurement" and checker.measurements % BATCH == 0:
+            on_progress("checking", checker.measurements, bundle.total)
+    return Checked(bundle, checker.measurements)
+
+
+# ---------------------------------------------------------------- writing
 
 
 @dataclass
@@ -385,75 +433,14 @@ class ImportCounts:
     measurements_present: int = 0
 
 
-@dataclass
-class Checked:
-    """A bundle checked and typed against the schema, ready to write."""
-
-    node_classes: dict[str, dict]  # fingerprint -> fields
-    machines: dict[str, tuple[str, dict]]  # the runs' key -> (node class fingerprint, fields)
-    environments: dict[str, dict]
-    kernels: dict[str, dict]
-    runs: dict[str, tuple[str, str, dict]]  # key -> (machine fp, environment fp, fields)
-    measurements: list[tuple[str, str, dict]]  # (run key, kernel, fields)
-
-
-def _host_and_class(rec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A machine record typed as a host and its node class.
-
-    A record written before node classes (formats 1 and 2) describes a machine
-    by the fingerprint of that time; its class and host fingerprint are
-    derived as migration 0006 derives them for the rows of an old database.
-    """
-    nested = rec.get("node_class")
-    host = _coerce(Machine, {k: v for k, v in rec.items() if k != "node_class"}, _ENTITY_SKIP)
-    if nested is None:
-        fields = class_fields(host)
-        nested = {**fields, "fingerprint": content_hash(fields)}
-        host["fingerprint"] = host_fingerprint(nested["fingerprint"], host["hostname"])
-    return host, _coerce(NodeClass, nested, _ENTITY_SKIP)
-
-
-def _check(bundle: Bundle) -> Checked:
-    runs = {}
-    for key, rec in bundle.runs.items():
-        fields_ = _coerce(Run, rec, _ENTITY_SKIP)
-        fields_["config"] = {**(fields_["config"] or {}), "uuid": key}
-        fp_m, fp_e = rec["machine_fingerprint"], rec["environment_fingerprint"]
-        if fp_m not in bundle.machines or fp_e not in bundle.environments:
-            raise ValueError(f"run {key} refers to a machine or environment not in the file")
-        runs[key] = (fp_m, fp_e, fields_)
-    measurements = []
-    for number, m in enumerate(bundle.measurements, 1):
-        if m["run_key"] not in runs or _key_of(m) not in bundle.kernels:
-            raise ValueError("a measurement refers to a run or kernel not in the file")
-        values = _coerce(Measurement, m, _LINKS)
-        problem = measurement_problem(values)
-        if problem is not None:
-            raise ValueError(
-                f"measurement {number} ({m['kernel']} {values['shape_key']}, run "
-                f"{m['run_key']}): {problem}"
-            )
-        measurements.append((m["run_key"], _key_of(m), values))
-    classes: dict[str, dict] = {}
-    machines: dict[str, tuple[str, dict]] = {}
-    for key, rec in bundle.machines.items():
-        host, node_class = _host_and_class(rec)
-        classes[node_class["fingerprint"]] = node_class
-        machines[key] = (node_class["fingerprint"], host)
-    return Checked(
-        node_classes=classes,
-        machines=machines,
-        environments={
-            fp: _coerce(Environment, r, _ENTITY_SKIP) for fp, r in bundle.environments.items()
-        },
-        kernels={n: _coerce(Kernel, r, _ENTITY_SKIP) for n, r in bundle.kernels.items()},
-        runs=runs,
-        measurements=measurements,
-    )
-
-
-def _run_by_key(key: str) -> Select:
-    return select(Run).where(Run.config["uuid"].as_string() == key)
+_NATURAL: dict[str, tuple[type[Base], tuple[str, ...], str]] = {
+    "node_class": (NodeClass, ("fingerprint",), "node_classes"),
+    "machine": (Machine, ("fingerprint",), "machines"),
+    "environment": (Environment, ("fingerprint",), "environments"),
+    "kernel": (Kernel, ("name", "version"), "kernels"),
+}
+_POINT = (Measurement.kernel_id, Measurement.shape_key, Measurement.threads,
+          Measurement.precision, Measurement.context)  # fmt: skip
 
 
 def _get_or_add(
@@ -461,104 +448,105 @@ def _get_or_add(
 ) -> tuple[int, bool]:
     """(id, added?) of the row whose ``keys`` columns equal those of ``values``."""
     lookup = {k: values[k] for k in keys}
-    before = session.scalars(select(model).filter_by(**lookup)).first()
+    before = session.scalar(select(model.id).filter_by(**lookup))
     if before is not None:
-        return before.id, False
+        return before, False
     rest = {k: v for k, v in values.items() if k not in keys}
     return get_or_create(session, model, lookup, **rest).id, True
 
 
-def _write(session: Session, data: Checked) -> ImportCounts:
-    counts = ImportCounts()
-    ids: dict[str, dict[str, int]] = {"machine": {}, "environment": {}, "kernel": {}, "run": {}}
-    classes: dict[str, int] = {}
-    for fp, values in data.node_classes.items():
-        classes[fp], added = _get_or_add(session, NodeClass, ("fingerprint",), values)
-        counts.node_classes += added
-    hosts = {
-        key: {**values, "node_class_id": classes[fp]} for key, (fp, values) in data.machines.items()
-    }
-    for kind, model, key, rows in (
-        ("machine", Machine, ("fingerprint",), hosts),
-        ("environment", Environment, ("fingerprint",), data.environments),
-        ("kernel", Kernel, ("name", "version"), data.kernels),
-    ):
-        for natural, values in rows.items():
-            ids[kind][natural], added = _get_or_add(session, model, key, values)
-            setattr(counts, f"{kind}s", getattr(counts, f"{kind}s") + added)
-    for key, (fp_m, fp_e, values) in data.runs.items():
-        run = session.scalars(_run_by_key(key)).first()
-        if run is None:
-            run = new_run_row(
-                session,
-                machine_id=ids["machine"][fp_m],
-                environment_id=ids["environment"][fp_e],
-                **values,
-            )
-            counts.runs += 1
-        ids["run"][key] = run.id
-    present = {
-        (r, k, sk, t, p, c)
-        for r, k, sk, t, p, c in session.execute(
-            select(
-                Measurement.run_id,
-                Measurement.kernel_id,
-                Measurement.shape_key,
-                Measurement.threads,
-                Measurement.precision,
-                Measurement.context,
-            ).where(Measurement.run_id.in_(list(ids["run"].values())))
+class _Writer:
+    """The second pass: adds the rows ``session``'s database lacks, measurements a
+    batch at a time, each looked up by its natural key with an indexed query."""
+
+    def __init__(self, session: Session, checked: Checked, on_progress: Progress | None) -> None:
+        self.session, self.checked, self.on_progress = session, checked, on_progress
+        self.counts = ImportCounts()
+        self.ids: dict[str, dict[str, int]] = {kind: {} for kind in ("node_class", *KINDS[:4])}
+        self.batch: list[Row] = []
+        self.points: dict[int, set[tuple]] = {}  # the stored points of the batch's runs
+
+    def add(self, row: Row) -> None:
+        if row.kind == "measurement":
+            self.batch.append(row)
+            if len(self.batch) == BATCH:
+                self.flush()
+        elif row.key not in self.ids[row.kind]:
+            add = self._run if row.kind == "run" else self._entity
+            self.ids[row.kind][row.key] = add(row)
+
+    def _entity(self, row: Row) -> int:
+        model, natural, counter = _NATURAL[row.kind]
+        values = row.fields
+        if row.kind == "machine":
+            values = {**values, "node_class_id": self.ids["node_class"][row.refs[0]]}
+        row_id, added = _get_or_add(self.session, model, natural, values)
+        setattr(self.counts, counter, getattr(self.counts, counter) + added)
+        return row_id
+
+    def _run(self, row: Row) -> int:
+        found = self.session.scalar(select(Run.id).where(Run.uuid == row.key))
+        if found is not None:
+            return found
+        run = new_run_row(
+            self.session,
+            machine_id=self.ids["machine"][row.refs[0]],
+            environment_id=self.ids["environment"][row.refs[1]],
+            **row.fields,  # with uuid=row.key
         )
-    }
-    for key, kernel, values in data.measurements:
-        run_id, kernel_id = ids["run"][key], ids["kernel"][kernel]
-        point = (run_id, kernel_id, values["shape_key"], values["threads"],
-                 values["precision"], values["context"])  # fmt: skip
-        if point in present:
-            counts.measurements_present += 1
-            continue
-        present.add(point)
-        session.add(Measurement(run_id=run_id, kernel_id=kernel_id, **values))
-        counts.measurements += 1
-    return counts
+        self.session.expunge(run)  # the identity map keeps no run
+        self.counts.runs += 1
+        return run.id
+
+    def _stored_points(self, run_ids: set[int]) -> dict[int, set[tuple]]:
+        """The points stored for ``run_ids``: kept from the batch before for a run it
+        had too (a run's measurements come together), else one query by run id."""
+        points = {r: self.points[r] for r in run_ids if r in self.points}
+        missing = run_ids - points.keys()
+        points.update((r, set()) for r in missing)
+        if missing:
+            stmt = select(Measurement.run_id, *_POINT).where(Measurement.run_id.in_(missing))
+            for run_id, *point in self.session.execute(stmt):
+                points[run_id].add(tuple(point))
+        return points
+
+    def flush(self) -> None:
+        """Insert the batch's measurements not stored yet (several statements when some
+        lack columns a file of an older version did not have)."""
+        batch, self.batch = self.batch, []
+        self.points = self._stored_points({self.ids["run"][r.key] for r in batch})
+        statements: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for row in batch:
+            run_id, kernel_id = self.ids["run"][row.key], self.ids["kernel"][row.refs[0]]
+            f = row.fields
+            point = (kernel_id, f["shape_key"], f["threads"], f["precision"], f["context"])
+            if point in self.points[run_id]:
+                self.counts.measurements_present += 1
+                continue
+            self.points[run_id].add(point)
+            values = {**f, "run_id": run_id, "kernel_id": kernel_id}
+            statements.setdefault(tuple(values), []).append(values)
+        for rows in statements.values():
+            self.session.execute(insert(Measurement.__table__), rows)
+            self.counts.measurements += len(rows)
+        if self.on_progress:
+            done = self.counts.measurements + self.counts.measurements_present
+            self.on_progress("importing", done, self.checked.measurements)
 
 
-def check_bundle(bundle: Bundle, origin: str = "import data") -> Checked:
-    """``bundle`` typed against the schema, every measurement by the rules ``collect``
-    keeps (benchdb/validity.py); UserError naming the first bad row, before any database
-    is opened."""
-    try:
-        return _check(bundle)
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise _malformed(origin, _why(exc)) from exc
-
-
-def import_bundle(db: Database, data: Checked, origin: str = "import data") -> ImportCounts:
-    """Add what ``data`` holds and ``db`` lacks, in one transaction."""
+def import_bundle(
+    db: Database, checked: Checked, on_progress: Progress | None = None
+) -> ImportCounts:
+    """Add what ``checked`` holds and ``db`` lacks, in one transaction: whatever ends
+    the import before it commits (an error, a kill) leaves ``db`` as it was."""
+    origin = checked.bundle.origin
     try:
         with db.session() as s:
-            return _write(s, data)
+            writer = _Writer(s, checked, on_progress)
+            for row in _guarded(_Checker(judge=False).rows(checked.bundle.records()), origin):
+                writer.add(row)
+            writer.flush()
+            return writer.counts
     except (StatementError, DBAPIError) as exc:
         reason = _why(exc.orig or exc)
         raise _malformed(origin, f"the database refused a row: {reason}") from exc
-
-
-def load_source(source: str) -> tuple[Bundle, str]:
-    """(bundle, where it came from) of an export file, an SQLite file or a database URL.
-
-    Reads only: a source database is opened without upgrading it.
-    """
-    path = Path(source).expanduser()
-    if "://" not in source and path.suffix.lower() in SQLITE_SUFFIXES:
-        if not path.is_file():
-            raise UserError(f"no such file {source}; give an export file or a database URL")
-        source = f"sqlite:///{path.resolve()}"
-    if "://" in source:
-        other = open_database(source, upgrade=False, create=False)
-        try:
-            return bundle_from_db(other), other.display_url
-        finally:
-            other.close()
-    if not path.is_file():
-        raise UserError(f"no such file {source}; give an export file or a database URL")
-    return read_bundle(path), str(path)

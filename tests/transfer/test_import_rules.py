@@ -14,6 +14,7 @@ import pytest
 from benchdb.db.engine import open_database
 from tests.clihelpers import assert_user_error, benchdb
 from tests.predict.synth import add_run, square_sizes, step_curve
+from tests.transfer.files import Record, records, write_lines
 
 BAD_ROWS = {
     "no samples": ({"samples": []}, "marked valid but has no samples"),
@@ -26,7 +27,7 @@ BAD_ROWS = {
 
 
 @pytest.fixture(scope="module")
-def export(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def export(tmp_path_factory: pytest.TempPathFactory) -> list[Record]:
     folder = tmp_path_factory.mktemp("rules")
     db = open_database(f"sqlite:///{folder / 'source.sqlite'}")
     add_run(db, "shallow.cu", square_sizes(32, 2048, 6), step_curve())
@@ -34,30 +35,37 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out = folder / "good.json"
     proc = benchdb("export", "--out", str(out), "--db", f"sqlite:///{folder / 'source.sqlite'}")
     assert proc.returncode == 0, proc.stderr
-    return json.loads(out.read_text())
+    return records(out)
+
+
+def _measurements(items: list[Record]) -> list[dict]:
+    return [rec for kind, rec in items if kind == "measurement"]
 
 
 @pytest.mark.parametrize("bad", BAD_ROWS)
-def test_a_file_with_a_bad_row_is_refused_whole(export: dict, tmp_path: Path, bad: str) -> None:
+def test_a_file_with_a_bad_row_is_refused_whole(
+    export: list[Record], tmp_path: Path, bad: str
+) -> None:
     change, needle = BAD_ROWS[bad]
-    doc = json.loads(json.dumps(export))
-    doc["measurements"][2].update(change)
+    items = json.loads(json.dumps(export))
+    _measurements(items)[2].update(change)
     source = tmp_path / "bad.json"
-    source.write_text(json.dumps(doc))  # inf as Infinity, as a hand-edited file may have
+    write_lines(source, items)  # inf as Infinity, as a hand-edited file may have
     target = tmp_path / "new" / "bench.sqlite"
     proc = benchdb("import", str(source), "--db", f"sqlite:///{target}")
-    assert_user_error(proc, f"measurement 3 (shallow.cu {export['measurements'][2]['shape_key']}")
+    shape_key = _measurements(export)[2]["shape_key"]
+    assert_user_error(proc, f"measurement 3 (shallow.cu {shape_key}")
     assert needle in proc.stderr and "nothing was imported" in proc.stderr
     assert not target.parent.exists()
 
 
-def test_an_existing_database_is_left_as_it_was(export: dict, tmp_path: Path) -> None:
+def test_an_existing_database_is_left_as_it_was(export: list[Record], tmp_path: Path) -> None:
     target = tmp_path / "bench.sqlite"
     assert benchdb("machine", "register", "--db", f"sqlite:///{target}").returncode == 0
     before = hashlib.sha256(target.read_bytes()).hexdigest()
-    doc = json.loads(json.dumps(export))
-    doc["measurements"][-1]["samples"] = []
-    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    items = json.loads(json.dumps(export))
+    _measurements(items)[-1]["samples"] = []
+    write_lines(tmp_path / "bad.json", items)
     proc = benchdb("import", str(tmp_path / "bad.json"), "--db", f"sqlite:///{target}")
     assert_user_error(proc, "has no samples")
     assert hashlib.sha256(target.read_bytes()).hexdigest() == before

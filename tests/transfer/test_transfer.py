@@ -6,6 +6,7 @@ The source database holds a real (tiny) collection of the STREAM kernels.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -14,10 +15,11 @@ from sqlalchemy import select
 
 from benchdb.db.engine import open_database
 from benchdb.db.measurements import measurements_frame
-from benchdb.db.models import Machine, NodeClass
+from benchdb.db.models import Machine, NodeClass, Run
 from benchdb.errors import UserError
 from tests.clihelpers import assert_user_error, benchdb, invoke
 from tests.collectors.dbcheck import counts
+from tests.transfer.files import document, records, write_lines
 
 COMPARED = ["kernel", "shape_key", "footprint_bytes", "threads", "placement", "precision",
             "context", "repetitions", "samples", "t_min", "t_median", "t_iqr", "t_cv",
@@ -89,33 +91,47 @@ def test_export_filters_by_kernel(source_url: str, tmp_path: Path) -> None:
     out = tmp_path / "triad.json"
     result = invoke("export", "--out", str(out), "--kernel", "stream.triad", "--db", source_url)
     assert result.exit_code == 0, result.output
-    doc = json.loads(out.read_text())
-    assert {m["kernel"] for m in doc["measurements"]} == {"stream.triad"}
-    assert len(doc["measurements"]) == 2
+    measured = [rec for kind, rec in records(out) if kind == "measurement"]
+    assert {m["kernel"] for m in measured} == {"stream.triad"}
+    assert len(measured) == 2
+    (run,) = [rec for kind, rec in records(out) if kind == "run"]
+    assert run["measurements"] == 2  # what the file holds of it, not what the run measured
 
 
-def _valid_json(source_url: str, tmp_path: Path) -> dict:
+def _valid_json(source_url: str, tmp_path: Path) -> Path:
     out = tmp_path / "valid.json"
     assert invoke("export", "--out", str(out), "--db", source_url).exit_code == 0
-    return json.loads(out.read_text())
+    return out
 
 
 def _malformed_files(source_url: str, tmp_path: Path) -> dict[str, Path]:
-    doc = _valid_json(source_url, tmp_path)
+    valid = _valid_json(source_url, tmp_path)
+    items = records(valid)
+    text = valid.read_text().splitlines(keepends=True)
     files = {}
 
-    def write(name: str, text: str) -> None:
+    def write(name: str, content: str) -> None:
         files[name] = tmp_path / name
-        files[name].write_text(text)
+        files[name].write_text(content)
+
+    def changed(name: str, change: Callable[[list], object]) -> None:
+        edited = json.loads(json.dumps(items))
+        change(edited)
+        files[name] = tmp_path / name
+        write_lines(files[name], edited)
 
     write("garbage.json", "{not json")
-    write("wrong-header.json", json.dumps({**doc, "format": "something-else"}))
-    bad_value = json.loads(json.dumps(doc))
-    bad_value["measurements"][-1]["threads"] = "many"  # the last row: earlier rows are fine
-    write("bad-value.json", json.dumps(bad_value))
-    missing = json.loads(json.dumps(doc))
-    del missing["measurements"][0]["samples"]
-    write("missing-field.json", json.dumps(missing))
+    write("wrong-header.json", json.dumps({"format": "something-else", "version": 4}) + "\n")
+    write("newer.json", json.dumps({"format": "benchdb-export", "version": 5}) + "\n")
+    write("cut-short.json", "".join(text[:-3]))  # at a line's end: the end line is missing
+    write("cut-mid-line.json", "".join(text)[:-200])
+    write("not-a-record.json", "".join([text[0], "[1, 2]\n", *text[1:]]))
+    write("old-document-newer.json", json.dumps({**document(valid, 3), "version": 9}))
+    measurements = [i for i, (kind, _rec) in enumerate(items) if kind == "measurement"]
+    changed("bad-value.json", lambda e: e[measurements[-1]][1].update(threads="many"))
+    changed("missing-field.json", lambda e: e[measurements[0]][1].pop("samples"))
+    changed("half-a-run.json", lambda e: e.pop(measurements[-1]))  # the run counts 4
+    changed("no-run.json", lambda e: e[measurements[0]][1].update(run_key="elsewhere"))
     write("no-columns.csv", "a,b\n1,2\n")
     csv = tmp_path / "valid.csv"
     assert invoke("export", "--out", str(csv), "--db", source_url).exit_code == 0
@@ -123,6 +139,9 @@ def _malformed_files(source_url: str, tmp_path: Path) -> dict[str, Path]:
     frame.loc[frame.index[-1], "t_median"] = "fast"
     frame.to_csv(tmp_path / "bad-number.csv", index=False)
     files["bad-number.csv"] = tmp_path / "bad-number.csv"
+    frame = pd.read_csv(csv, dtype=str, keep_default_na=False)
+    frame.iloc[:-1].to_csv(tmp_path / "cut-short.csv", index=False)
+    files["cut-short.csv"] = tmp_path / "cut-short.csv"
     parquet = tmp_path / "valid.parquet"
     assert invoke("export", "--out", str(parquet), "--db", source_url).exit_code == 0
     write("truncated.parquet", "")
@@ -161,6 +180,28 @@ def test_import_cli_errors_exit_2(tmp_path: Path, sqlite_url: str) -> None:
     assert isinstance(result.exception, UserError) and ".parquet" in str(result.exception)
     result = invoke("export", "--out", str(tmp_path / "x.xlsx"), "--db", sqlite_url)
     assert isinstance(result.exception, UserError) and "--format" in str(result.exception)
+    bad_since = benchdb("export", "--out", str(tmp_path / "x.json"), "--since", "May", "--db",
+                        sqlite_url)  # fmt: skip
+    assert_user_error(bad_since, "--since 'May' is not a date")
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_export_of_an_unknown_run_is_refused(source_url: str, tmp_path: Path) -> None:
+    no_run = benchdb("export", "--out", str(tmp_path / "x.json"), "--run", "99", "--db", source_url)
+    assert_user_error(no_run, "no run 99")
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_export_never_replaces_a_file_unless_forced(source_url: str, tmp_path: Path) -> None:
+    mine = tmp_path / "notes.json"
+    mine.write_text("my notes")
+    refused = benchdb("export", "--out", str(mine), "--db", source_url)
+    assert_user_error(refused, "notes.json exists; choose another --out, or pass --force")
+    assert mine.read_text() == "my notes"
+    forced = invoke("export", "--out", str(mine), "--force", "--db", source_url)
+    assert forced.exit_code == 0, forced.output
+    assert len([r for r in records(mine) if r[0] == "measurement"]) == 4
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.json"]  # no temporary file left
 
 
 def test_an_export_written_before_kernel_versions_still_imports(
@@ -170,23 +211,43 @@ def test_an_export_written_before_kernel_versions_still_imports(
     versioned on import as migration 0004 versions the rows of an old database."""
     new = tmp_path / "new.json"
     assert invoke("export", "--out", str(new), "--db", source_url).exit_code == 0
-    doc = json.loads(new.read_text())
-    old = {
-        **doc,
-        "version": 1,
-        "kernels": {
-            rec["name"]: {k: v for k, v in rec.items() if k not in ("version", "origin")}
-            for rec in doc["kernels"].values()
-        },
-        "measurements": [
-            {k: v for k, v in m.items() if k != "kernel_version"} for m in doc["measurements"]
-        ],
-    }
     path = tmp_path / "old.json"
-    path.write_text(json.dumps(old))
+    path.write_text(json.dumps(document(new, 1)))
     assert _import(str(path), sqlite_url)["measurements"] == 4
     src, dst = _frame(source_url), _frame(sqlite_url)
     assert list(dst["kernel_version"]) == list(src["kernel_version"])
+
+
+def test_an_export_of_version_3_still_imports(
+    source_url: str, sqlite_url: str, tmp_path: Path
+) -> None:
+    """The JSON document and the flat table of format 3 (runs keyed by their key, no
+    uuid column) bring the same rows, and the runs keep their uuids."""
+    new = tmp_path / "new.json"
+    assert invoke("export", "--out", str(new), "--db", source_url).exit_code == 0
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(document(new, 3), indent=1))  # as format 3 was written
+    assert _import(str(old), sqlite_url)["runs"] == 1
+    csv = tmp_path / "new.csv"
+    assert invoke("export", "--out", str(csv), "--db", source_url).exit_code == 0
+    frame = pd.read_csv(csv, dtype=str, keep_default_na=False)
+    frame["export_format"] = "benchdb-export/3"
+    run = json.loads(frame["run_record"][0])
+    frame["run_record"] = json.dumps({k: v for k, v in run.items() if k != "uuid"})
+    frame.to_csv(tmp_path / "old.csv", index=False)
+    again = _import(str(tmp_path / "old.csv"), sqlite_url)
+    assert again["runs"] == 0 and again["measurements_present"] == 4
+    src, dst = _frame(source_url), _frame(sqlite_url)
+    pd.testing.assert_frame_equal(src[COMPARED], dst[COMPARED])
+    assert _uuids(sqlite_url) == _uuids(source_url) == [run["uuid"]]
+
+
+def _uuids(url: str) -> list[str]:
+    db = open_database(url)
+    with db.reading() as s:
+        found = list(s.scalars(select(Run.uuid).order_by(Run.id)))
+    db.close()
+    return found
 
 
 @pytest.mark.parametrize("fmt", ["csv", "json"])

@@ -6,6 +6,10 @@ Any row: a shape of positive extents, at least one thread and one point, samples
 are a list of finite numbers, finite statistics and rates.  A row marked valid also has
 samples, each and its median and minimum positive, and at least one pass and one
 repetition; ``collect`` stores anything else as invalid, with the reason in ``flags``.
+
+A row whose raw samples ``benchdb db prune`` dropped (:mod:`benchdb.db.prune`) holds
+none but still counts them in ``pass_counts``: it stays valid, and its statistics
+stand for it (:func:`samples_pruned`, :func:`sample_count`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,23 @@ def _positive_ints(values: Any) -> bool:
         and bool(values)
         and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values)
     )
+
+
+def samples_pruned(row: Mapping[str, Any]) -> bool:
+    """Whether ``row``'s raw samples were pruned: it holds none, yet its ``pass_counts``
+    count some (a point that never got a sample counts none)."""
+    counts = row.get("pass_counts")
+    return (
+        row.get("samples") == []
+        and isinstance(counts, list)
+        and all(isinstance(c, int) and c >= 0 for c in counts)
+        and sum(counts) > 0
+    )
+
+
+def sample_count(row: Mapping[str, Any]) -> int:
+    """How many samples ``row``'s statistics rest on, stored or pruned."""
+    return sum(row["pass_counts"]) if samples_pruned(row) else len(row.get("samples") or [])
 
 
 def measurement_problem(row: Mapping[str, Any]) -> str | None:
@@ -50,7 +71,7 @@ def valid_problem(row: Mapping[str, Any]) -> str | None:
     """Why ``row``, marked valid, cannot be used as a valid point, or None: a reader
     skips such a row (one an older ``import`` stored) instead of failing on it."""
     samples = row.get("samples")
-    if not isinstance(samples, list) or not samples:
+    if not isinstance(samples, list) or not (samples or samples_pruned(row)):
         return "it is marked valid but has no samples"
     times = [*samples, row.get("t_median"), row.get("t_min", 1.0)]
     if not all(_finite(t) and t > 0 for t in times):

@@ -63,7 +63,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         classes=args.classes,
         commits=args.commits,
         slowdowns=args.slowdowns,
-        points=args.points,
+        ci_kernels=None if args.ci_kernels == "all" else tuple(args.ci_kernels.split(",")),
         full_every=args.full_every,
         seed=args.seed,
     )
@@ -76,6 +76,46 @@ def cmd_generate(args: argparse.Namespace) -> int:
     )
     for p in written.planted:
         print(f"planted: {p.kernel} {p.factor:g}x from commit {p.commit}")
+    return 0
+
+
+def cmd_replicate(args: argparse.Namespace) -> int:
+    """Copy every run of a PostgreSQL history ``--times`` - 1 more times, by SQL.
+
+    Not the write path: a shortcut to a 10^5-run PostgreSQL database from a 10^4-run one
+    written by ``generate`` (whose PostgreSQL writes take hours at 10^5 on this machine),
+    for measuring the read side.  Copy k of a run starts k seconds after it."""
+    from sqlalchemy import create_engine, text
+
+    from benchdb.db.models import Measurement, Run
+
+    if not args.db.startswith("postgresql"):
+        raise SystemExit("replicate is for PostgreSQL; generate SQLite histories directly")
+    run_cols = [c.key for c in Run.__table__.columns if c.key not in ("id", "uuid", "started_at")]
+    point_cols = [c.key for c in Measurement.__table__.columns if c.key not in ("id", "run_id")]
+    engine = create_engine(args.db)
+    t0 = time.perf_counter()
+    for k in range(1, args.times):
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    f"INSERT INTO run (uuid, started_at, {', '.join(run_cols)}) "
+                    f"SELECT uuid || '-{k}', started_at + make_interval(secs => {k}), "
+                    f"{', '.join(run_cols)} FROM run WHERE uuid NOT LIKE '%-%'"
+                )
+            )
+            conn.execute(
+                text(
+                    f"INSERT INTO measurement (run_id, {', '.join(point_cols)}) "
+                    f"SELECT copy.id, {', '.join('m.' + c for c in point_cols)} "
+                    "FROM measurement m JOIN run r ON m.run_id = r.id "
+                    f"JOIN run copy ON copy.uuid = r.uuid || '-{k}' "
+                    "WHERE r.uuid NOT LIKE '%-%'"
+                )
+            )
+        print(f"copy {k} of {args.times - 1}: {time.perf_counter() - t0:.0f} s", flush=True)
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.execute(text("VACUUM ANALYZE"))
     return 0
 
 
@@ -339,10 +379,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     g.add_argument("--classes", type=int, default=2)
     g.add_argument("--commits", type=int, default=100)
     g.add_argument("--slowdowns", type=int, default=3)
-    g.add_argument("--points", type=int, default=None, help="points of a CI run (default all)")
+    g.add_argument(
+        "--ci-kernels",
+        default="stream.triad,stencil2d5",
+        help="kernels a CI run measures (comma-separated, or all)",
+    )
     g.add_argument("--full-every", type=int, default=50, help="every Nth run is a whole sweep")
     g.add_argument("--seed", type=int, default=1)
     g.set_defaults(func=cmd_generate)
+    r = sub.add_parser("replicate", help="copy a PostgreSQL history's runs N-1 times, by SQL")
+    r.add_argument("--db", required=True)
+    r.add_argument("--times", type=int, default=10)
+    r.set_defaults(func=cmd_replicate)
     m = sub.add_parser("measure", help="time the user-facing commands on a database")
     m.add_argument("--db", required=True)
     m.add_argument("--repeats", type=int, default=3)

@@ -6,9 +6,9 @@ over a year, on ``hosts`` hosts of ``classes`` node classes (class 0 is this mac
 that commands run without ``--machine`` read it), one environment per commit, with a
 slow seasonal drift, a few per cent of noise per point and ``slowdowns`` planted steps
 (one kernel 1.2x slower from one commit on).  Every ``full_every``-th run is a whole
-sweep of the template (a node class swept after an OS update); the others measure
-``points`` of its points (a CI job's `collect --quick --kernels ...`).  The first run of
-each class is pinned as its baseline, and the baseline is reset after each planted
+sweep of the template (a node class swept after an OS update); the others measure the
+template's points of ``ci_kernels`` (a CI job's ``collect --quick --kernels ...``).  The
+first run of each class is pinned as its baseline, and the baseline is reset after each planted
 step, with a reason, as a team would.  A few runs are left ``interrupted`` with half
 their points (resumable runs, which pruning must keep).
 
@@ -47,6 +47,7 @@ SLOWDOWN = 1.2
 DRIFT = 0.03  # amplitude of the seasonal drift of a class's speed
 NOISE = 0.02  # per-point scatter of a run's median
 INTERRUPTED_EVERY = 199  # one run in this many is left interrupted, half collected
+BATCH = 200  # runs written in one transaction
 _KERNEL_SKIP = {"id", "created_at"}
 
 
@@ -59,7 +60,7 @@ class HistorySpec:
     classes: int = 2
     commits: int = 100
     slowdowns: int = 3
-    points: int | None = None  # points of a CI run; None: every template point
+    ci_kernels: tuple[str, ...] | None = ("stream.triad", "stencil2d5")  # None: all
     full_every: int = 50
     seed: int = 1
     end: datetime = dataclasses.field(default_factory=lambda: datetime.now(UTC))
@@ -126,12 +127,18 @@ def read_template(template: Database) -> list[TemplatePoint]:
         ]
 
 
-def ci_subset(points: Sequence[TemplatePoint], n: int | None) -> list[TemplatePoint]:
-    """``n`` template points spread evenly over the template (all of them: None)."""
-    if n is None or n >= len(points):
+def ci_subset(
+    points: Sequence[TemplatePoint], kernels: Sequence[str] | None
+) -> list[TemplatePoint]:
+    """The template's points of ``kernels`` (every point: None): what a CI job's
+    ``collect --quick --kernels ...`` measures, each kernel across all its sizes, so that
+    the newest commit's run alone answers ``predict`` for them."""
+    if kernels is None:
         return list(points)
-    step = len(points) / n
-    return [points[int(i * step)] for i in range(n)]
+    chosen = [p for p in points if p.kernel["name"] in kernels]
+    if not chosen:
+        raise SystemExit(f"the template measured none of {', '.join(kernels)}")
+    return chosen
 
 
 def host_infos(spec: HistorySpec, here: MachineInfo) -> list[MachineInfo]:
@@ -217,55 +224,59 @@ def generate(
                 rest = {k: v for k, v in rec.items() if k not in lookup}
                 kernel_ids[key] = get_or_create(s, Kernel, lookup, **rest).id
     written.planted = plant(spec, {t.kernel["name"] for t in template}, rng)
-    subset = ci_subset(template, spec.points)
+    subset = ci_subset(template, spec.ci_kernels)
     start = spec.end - YEAR
     baseline_of: dict[int, int] = {}
     stepped: set[tuple[int, str]] = set()
-    for i in range(spec.runs):
-        when = i / max(spec.runs, 1)
-        host_id, cls = hosts[i % len(hosts)]
-        commit = min(int(when * spec.commits), spec.commits - 1)
-        full = i % spec.full_every == 0
-        points = template if full else subset
-        status = RunStatus.COMPLETE
-        if i % INTERRUPTED_EVERY == INTERRUPTED_EVERY - 1:
-            status, points = RunStatus.INTERRUPTED, points[: len(points) // 2]
-        started = start + when * YEAR + timedelta(seconds=rng.uniform(0, 600))
-        with db.session() as s:
-            run = new_run_row(
-                s,
-                command="benchdb collect --quick (benchmarks/scale.py)",
-                machine_id=host_id,
-                environment_id=envs[commit],
-                kind="kernels",
-                status=status,
-                config={"mode": "quick", "scale_generated": True},
-                tags=["ci"] if not full else ["sweep"],
-                hostname=f"scale{host_id:03d}",
-                pid=100000 + i,
-                started_at=started,
-                ended_at=started + timedelta(minutes=2),
-            )
-            add_points(
-                s,
-                (
-                    _scaled(
-                        t.row,
-                        run.id,
-                        kernel_ids[(t.kernel["name"], t.kernel["version"])],
-                        _factor(t.kernel["name"], commit, when, cls, written.planted)
-                        * (1 + rng.gauss(0, NOISE)),
-                    )
+    for first in range(0, spec.runs, BATCH):
+        pins = []
+        with db.session() as s:  # a batch of runs a transaction, as import writes a file
+            for i in range(first, min(first + BATCH, spec.runs)):
+                when = i / max(spec.runs, 1)
+                host_id, cls = hosts[i % len(hosts)]
+                commit = min(int(when * spec.commits), spec.commits - 1)
+                full = i % spec.full_every == 0
+                points = template if full else subset
+                status = RunStatus.COMPLETE
+                if i % INTERRUPTED_EVERY == INTERRUPTED_EVERY - 1:
+                    status, points = RunStatus.INTERRUPTED, points[: len(points) // 2]
+                started = start + when * YEAR + timedelta(seconds=rng.uniform(0, 600))
+                run = new_run_row(
+                    s,
+                    command="benchdb collect --quick (benchmarks/scale.py)",
+                    machine_id=host_id,
+                    environment_id=envs[commit],
+                    kind="kernels",
+                    status=status,
+                    config={"mode": "quick", "scale_generated": True},
+                    tags=["ci"] if not full else ["sweep"],
+                    hostname=f"scale{host_id:03d}",
+                    pid=100000 + i,
+                    started_at=started,
+                    ended_at=started + timedelta(minutes=2),
+                )
+                factor = [
+                    _factor(t.kernel["name"], commit, when, cls, written.planted)
+                    * (1 + rng.gauss(0, NOISE))
                     for t in points
-                ),
-            )
-            run_id = run.id
-        written.runs += 1
-        written.points += len(points)
-        written.samples += sum(len(t.row.samples) for t in points)
-        if status == RunStatus.COMPLETE:
+                ]
+                add_points(
+                    s,
+                    (
+                        _scaled(
+                            t.row, run.id, kernel_ids[(t.kernel["name"], t.kernel["version"])], f
+                        )
+                        for t, f in zip(points, factor, strict=True)
+                    ),
+                )
+                written.runs += 1
+                written.points += len(points)
+                written.samples += sum(len(t.row.samples) for t in points)
+                if status == RunStatus.COMPLETE:
+                    pins.append((run.id, cls, commit))
+        for run_id, cls, commit in pins:
             _pin(db, run_id, cls, commit, written.planted, baseline_of, stepped)
-        if progress is not None and (i + 1) % 100 == 0:
+        if progress is not None:
             written.seconds = time.perf_counter() - t0
             progress(written)
     written.seconds = time.perf_counter() - t0

@@ -67,6 +67,10 @@ def history(
     z_threshold: Annotated[
         float, typer.Option("--z-threshold", min=0.5, help="zscore detector: |z| above this.")
     ] = Z_THRESHOLD,
+    last: Annotated[
+        int | None,
+        typer.Option("--last", min=2, help="Only the newest N runs that measured the kernel."),
+    ] = None,
     machine: MachineOption = None,
     host: HostOption = None,
     db: DbOption = None,
@@ -99,6 +103,8 @@ def history(
         benchdb history --kernel stream.triad --shape 1000000 --detector zscore --json
 
         benchdb history --kernel shallow.cu --host node07
+
+        benchdb history --kernel stream.triad --last 200   # the newest 200 runs
     """
     params: dict[str, Any] = {"min_change": min_change / 100}
     if detector == "zscore":
@@ -115,6 +121,7 @@ def history(
         machine=machine,
         host=host,
         detector=found,
+        last=last,
     )
     resets = baseline_changes(database, scope["node_class_id"])
     if as_json:

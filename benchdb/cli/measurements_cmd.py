@@ -10,6 +10,7 @@ import typer
 from ..bounds import parse_run_id
 from ..db.engine import Database
 from ..db.measurements import kernel_names, measurements_frame
+from ..db.prune import pruned_note, pruned_runs
 from ..db.runs import run_exists
 from ..db.scope import read_scope
 from ..db.transfer import frame_records
@@ -112,6 +113,8 @@ def show(
     CPU another task held (or stolen by the hypervisor); SET ASIDE counts the
     samples that lost more than 1% and were taken again; a point left short of
     clean samples is flagged `disturbed`.  `--json` gives each sample's evidence, field by field.
+    A run whose raw samples `benchdb db prune` dropped keeps its statistics and says
+    when (`samples_pruned_at`).
 
     An invalid point (its program failed there, its checksum changed between
     passes, it was not finite) shows as INVALID, its flags saying why; `predict`
@@ -146,7 +149,11 @@ def show(
     if run is None and not frame.empty:
         frame = frame[frame["run_id"] == frame["run_id"].max()]
     frame = frame.sort_values(["kernel", "precision", "threads", "footprint_bytes"])
-    rows = frame_records(frame, JSON_FIELDS)
+    pruned = pruned_runs(database, {int(r) for r in frame["run_id"]})
+    rows = [
+        {**r, "samples_pruned_at": pruned.get(r["run_id"])}
+        for r in frame_records(frame, JSON_FIELDS)
+    ]
     if as_json:
         print_json(rows)
         return
@@ -159,7 +166,7 @@ def show(
                 **r,
                 "rate": rate_text(r),
                 "shape_key": "x".join(map(str, r["shape"])),
-                "t_median": r["t_median"] if r["samples"] else None,
+                "t_median": r["t_median"] if r["samples"] or r["samples_pruned_at"] else None,
                 "lost": lost_share(r["evidence"]),
             }
             for r in rows
@@ -167,3 +174,8 @@ def show(
         COLUMNS,
         title=f"run {', '.join(map(str, sorted(set(frame['run_id']))))}",
     )
+    for run_id, when in sorted(pruned.items()):
+        err_console.print(
+            f"{pruned_note(run_id, when)}: its statistics stay, its evidence and set-aside "
+            "samples went with them"
+        )

@@ -8,10 +8,12 @@ module's shape and machine helpers (``benchdb predict``) start fast.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, and_, func, select
+from sqlalchemy.orm import Session
 
 from ..validity import valid_problem
 from .engine import Database
@@ -190,6 +192,7 @@ def machine_rows(
             Measurement.passes,
             Measurement.pass_counts,
             Measurement.t_median,
+            Measurement.t_iqr,
             Measurement.valid,
             Measurement.flags,
         )
@@ -211,14 +214,56 @@ def machine_rows(
     keys = [
         "measurement_id", "run_id", "environment_id", "run_started_at", "run_tags", "kernel",
         "kernel_version", "shape", "shape_key", "points", "footprint_bytes", "threads",
-        "precision", "context", "samples", "passes", "pass_counts", "t_median", "valid",
-        "flags",
+        "precision", "context", "samples", "passes", "pass_counts", "t_median", "t_iqr",
+        "valid", "flags",
     ]  # fmt: skip
     with db.reading() as s:
         rows = [dict(zip(keys, row, strict=True)) for row in s.execute(stmt)]
     for r in rows:  # one an older import let in is counted invalid, never used
         r["valid"] = r["valid"] and valid_problem(r) is None
     return rows
+
+
+RUN_PAGE = 200
+"""Runs read at a time, newest first, when looking for the newest that measured a kernel."""
+
+
+def _kernel_runs_newest_first(
+    session: Session, scope: Scope, kernel: str, points: ColumnElement[bool] | None = None
+) -> Iterator[tuple[int, int, str]]:
+    """(run id, environment id, kernel version) of ``scope``'s runs that measured
+    ``kernel`` (points matching ``points``), newest first.
+
+    Runs are read a page at a time and their points looked up by the run index, so the
+    newest of a year of history costs one page, not a sort of every point of the kernel."""
+    kernel_ids = {
+        kernel_id: version
+        for kernel_id, version in session.execute(
+            select(Kernel.id, Kernel.version).where(Kernel.name == kernel)
+        )
+    }
+    if not kernel_ids:
+        return
+    any_point = select(Measurement.id).where(Measurement.kernel_id.in_(list(kernel_ids)))
+    if points is not None and session.execute(any_point.where(points).limit(1)).first() is None:
+        return  # none anywhere: paging through every run would only confirm it
+    runs = session.execute(
+        select(Run.id, Run.environment_id)
+        .where(scope.runs())
+        .order_by(Run.started_at.desc(), Run.id.desc())
+        .execution_options(yield_per=RUN_PAGE)
+    )
+    for page in runs.partitions():
+        found = select(Measurement.run_id, Measurement.kernel_id).where(
+            Measurement.run_id.in_([run_id for run_id, _ in page]),
+            Measurement.kernel_id.in_(list(kernel_ids)),
+        )
+        if points is not None:
+            found = found.where(points)
+        measured = {run_id: kernel_id for run_id, kernel_id in session.execute(found.distinct())}
+        for run_id, environment_id in page:
+            if run_id in measured:
+                yield run_id, environment_id, kernel_ids[measured[run_id]]
 
 
 def newest_point(
@@ -232,22 +277,22 @@ def newest_point(
 ) -> tuple[str, int] | None:
     """(kernel version, environment id) of the newest run of ``scope`` that measured
     ``kernel`` at ``precision`` (in ``context``, its ``version``); None if none did."""
-    stmt = (
-        select(Kernel.version, Run.environment_id)
-        .select_from(Measurement)
-        .join(Run, Measurement.run_id == Run.id)
-        .join(Kernel, Measurement.kernel_id == Kernel.id)
-        .where(scope.runs(), Kernel.name == kernel, Measurement.precision == precision)
-        .order_by(Run.started_at.desc(), Run.id.desc())
-        .limit(1)
-    )
+    points = Measurement.precision == precision
     if context is not None:
-        stmt = stmt.where(Measurement.context == context)
-    if version is not None:
-        stmt = stmt.where(Kernel.version == version)
+        points = and_(points, Measurement.context == context)
     with db.reading() as s:
-        found = s.execute(stmt).first()
-    return None if found is None else (str(found[0]), int(found[1]))
+        for _, environment_id, found in _kernel_runs_newest_first(s, scope, kernel, points):
+            if version is None or found == version:
+                return found, environment_id
+    return None
+
+
+def newest_runs(db: Database, scope: Scope, kernel: str, count: int) -> list[int]:
+    """The ids of the ``count`` newest runs of ``scope`` that measured ``kernel``."""
+    with db.reading() as s:
+        return [
+            run_id for run_id, _, _ in islice(_kernel_runs_newest_first(s, scope, kernel), count)
+        ]
 
 
 def measured_runs(

@@ -4,6 +4,7 @@ never its row, so the entities stay in this package."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from .models import Baseline, Measurement, Run
+from .models import Baseline, CommMeasurement, Measurement, Run
 from .runref import measured_runs
 from .scope import Scope
 
@@ -46,10 +47,12 @@ def run_record(run: Run) -> RunRecord:
     )
 
 
-def measured_run_records(session: Session, scope: Scope | None = None) -> list[RunRecord]:
-    """:func:`~benchdb.db.runref.measured_runs` as values: finished runs holding kernel
-    measurements (of ``scope``), newest first."""
-    return [run_record(run) for run in measured_runs(session, scope)]
+def measured_run_records(
+    session: Session, scope: Scope | None = None, **only: Any
+) -> Iterator[RunRecord]:
+    """:func:`~benchdb.db.runref.measured_runs` as values (``only``: its filters): finished
+    runs holding kernel measurements (of ``scope``), newest first, read as the caller goes."""
+    return (run_record(run) for run in measured_runs(session, scope, **only))
 
 
 def pinned_baseline(session: Session, node_class_id: int) -> RunRecord | None:
@@ -59,12 +62,17 @@ def pinned_baseline(session: Session, node_class_id: int) -> RunRecord | None:
     return run_record(run) if run is not None else None
 
 
-def point_counts(session: Session, scope: Scope) -> dict[int, int]:
-    """Kernel measurements per run of ``scope``, by run id (runs with none left out)."""
-    stmt = (
-        select(Measurement.run_id, func.count())
-        .join(Run, Measurement.run_id == Run.id)
-        .where(scope.runs())
-        .group_by(Measurement.run_id)
-    )
-    return {int(r): int(n) for r, n in session.execute(stmt)}
+def point_counts(session: Session, run_ids: Sequence[int], *, comm: bool = False) -> dict[int, int]:
+    """Kernel measurements (and with ``comm`` communication points) of each of ``run_ids``,
+    by run id (runs with none left out): counted for these runs only, by the run_id
+    indexes, never over the whole table."""
+    counts: dict[int, int] = {}
+    for table in (Measurement, CommMeasurement) if comm else (Measurement,):
+        rows = session.execute(
+            select(table.run_id, func.count())
+            .where(table.run_id.in_(list(run_ids)))
+            .group_by(table.run_id)
+        )
+        for run_id, n in rows:
+            counts[int(run_id)] = counts.get(int(run_id), 0) + int(n)
+    return counts

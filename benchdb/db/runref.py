@@ -15,6 +15,10 @@ run, else this machine's (:mod:`benchdb.db.scope`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from datetime import datetime
+from itertools import islice
+
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
@@ -25,22 +29,36 @@ from .runstate import RunStatus
 from .scope import Scope, resolve_scope, scope_of_run
 
 SYMBOLIC = ("latest", "previous", "baseline")
+PAGE = 200  # runs read at a time, newest first
 
 
-def measured_runs(session: Session, scope: Scope | None = None) -> list[Run]:
-    """Finished runs holding kernel measurements (of ``scope``), newest first."""
+def measured_runs(
+    session: Session,
+    scope: Scope | None = None,
+    *,
+    environment_id: int | None = None,
+    started_by: datetime | None = None,
+) -> Iterator[Run]:
+    """Finished runs holding kernel measurements (of ``scope``, in ``environment_id``,
+    started at or before ``started_by``), newest first, read a page at a time: callers
+    want the newest few of a history of thousands."""
     stmt = (
         select(Run)
         .where(Run.status != RunStatus.RUNNING, exists().where(Measurement.run_id == Run.id))
         .order_by(Run.started_at.desc(), Run.id.desc())
+        .execution_options(yield_per=PAGE)
     )
     if scope is not None:
         stmt = stmt.where(scope.runs())
-    return list(session.scalars(stmt))
+    if environment_id is not None:
+        stmt = stmt.where(Run.environment_id == environment_id)
+    if started_by is not None:
+        stmt = stmt.where(Run.started_at <= started_by)
+    yield from session.scalars(stmt)
 
 
 def _known(session: Session) -> str:
-    runs = measured_runs(session)[:8]
+    runs = list(islice(measured_runs(session), 8))
     if not runs:
         return "the database has no measured runs yet; run `benchdb collect` first"
     listed = ", ".join(f"{r.id}" + (f" [{', '.join(r.tags)}]" if r.tags else "") for r in runs)
@@ -56,13 +74,13 @@ def resolve_explicit(session: Session, ref: str) -> Run | None:
         if run is None:
             raise UserError(f"no run {ref}; {_known(session)}")
         return run
-    tagged = [r for r in measured_runs(session) if ref in (r.tags or [])]
-    if not tagged:
+    tagged = next((r for r in measured_runs(session) if ref in (r.tags or [])), None)
+    if tagged is None:
         raise UserError(
             f"no run id or tag {ref!r} (use a run id, a tag, latest, previous or baseline); "
             f"{_known(session)}"
         )
-    return tagged[0]
+    return tagged
 
 
 def resolve_symbolic(session: Session, ref: str, scope: Scope) -> Run:
@@ -75,8 +93,8 @@ def resolve_symbolic(session: Session, ref: str, scope: Scope) -> Run:
                 "pin one with `benchdb baseline set RUN`"
             )
         return session.get(Run, pinned.run_id)  # type: ignore[return-value]  # the FK keeps it
-    runs = measured_runs(session, scope)
     index = 0 if ref == "latest" else 1
+    runs = list(islice(measured_runs(session, scope), index + 1))
     if len(runs) <= index:
         raise UserError(
             f"{scope.label} has {len(runs)} measured run(s), so there is no {ref!r} run; "

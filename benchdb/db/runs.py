@@ -20,15 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .. import scheduler
 from ..environment import EnvironmentInfo, detect_environment
 from ..machine import MachineInfo, detect_machine
 from .engine import Database
-from .models import CommMeasurement, Machine, Measurement, Run
+from .models import Machine, Run
 from .repo import register_environment, register_machine
+from .run_records import point_counts
 from .runstate import RunKind, RunStatus, utcnow
 from .scope import resolve_scope
 from .urls import redact_argv, redact_command
@@ -275,19 +276,9 @@ def stored_runs(
     """The newest ``limit`` runs (of ``machine``'s node class or of ``host``, in
     ``status``), with their host, node class and point count (kernel points, or
     communication points of a comm run); writes nothing."""
-    counts = (
-        select(Measurement.run_id, func.count().label("n")).group_by(Measurement.run_id).subquery()
-    )
-    comm = (
-        select(CommMeasurement.run_id, func.count().label("n"))
-        .group_by(CommMeasurement.run_id)
-        .subquery()
-    )
     stmt = (
-        select(Run, Machine, func.coalesce(counts.c.n, 0) + func.coalesce(comm.c.n, 0))
+        select(Run, Machine)
         .join(Machine, Run.machine_id == Machine.id)
-        .outerjoin(counts, counts.c.run_id == Run.id)
-        .outerjoin(comm, comm.c.run_id == Run.id)
         .order_by(Run.id.desc())
         .limit(limit)
     )
@@ -296,6 +287,9 @@ def stored_runs(
             stmt = stmt.where(resolve_scope(s, machine, host).runs())
         if status is not None:
             stmt = stmt.where(Run.status == status)
+        found = s.execute(stmt).all()
+        ids = [r.id for r, _ in found]
+        counts = point_counts(s, ids, comm=True)
         return [
             {
                 "id": r.id,
@@ -308,11 +302,11 @@ def stored_runs(
                 "environment_id": r.environment_id,
                 "mode": (r.config or {}).get("mode"),
                 "planned_points": len((r.config or {}).get("points", [])) or None,
-                "measurements": n,
+                "measurements": counts.get(r.id, 0),
                 "started_at": r.started_at,
                 "ended_at": r.ended_at,
                 "tags": list(r.tags or []),
-                "uuid": (r.config or {}).get("uuid"),
+                "uuid": r.uuid,
             }
-            for r, m, n in s.execute(stmt)
+            for r, m in found
         ]

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..kernels.geometry import Geometry
+from ..validity import sample_count, samples_pruned
 from . import aspect
 from .noise import pass_medians
 
@@ -152,6 +153,11 @@ def _rel_iqr(values: np.ndarray) -> float:
     return float((q3 - q1) / med) if med > 0 else 0.0
 
 
+def _stated_spread(members: Iterable[Mapping[str, Any]]) -> float:
+    """The median of the members' own relative IQR, from their statistics alone."""
+    return float(np.median([m["t_iqr"] / m["t_median"] for m in members]))
+
+
 def median_rate(members: Iterable[Mapping[str, Any]], work_per_point: float) -> float:
     """The median of the members' own (median-time) rates: how a curve point combines
     its measurements (``statistics``: numpy's median costs more on a few values)."""
@@ -210,16 +216,26 @@ curve once per held-out shape, and all but the held-out footprints recur."""
 
 
 def curve_point(members: list[Mapping[str, Any]], work_per_point: float) -> CurvePoint:
-    """Combine the measurement rows of one footprint."""
+    """Combine the measurement rows of one footprint.
+
+    Members whose samples were pruned (:func:`benchdb.validity.samples_pruned`) count
+    with their median rate and their sample count; the spread pools the samples still
+    stored, and where none are, it is the members' own relative IQR (``t_iqr /
+    t_median``)."""
     work = [work_per_point * float(m["points"]) for m in members]
     pooled = np.concatenate(
-        [w / np.asarray(m["samples"], dtype=float) for w, m in zip(work, members, strict=True)]
+        [
+            w / np.asarray(m["samples"], dtype=float)
+            for w, m in zip(work, members, strict=True)
+            if not samples_pruned(m)
+        ]
+        or [np.zeros(0)]
     )
     repeats = [w / t for w, m in zip(work, members, strict=True) for t in pass_medians(m)]
     return CurvePoint(
         rate=median_rate(members, work_per_point),
-        spread=_rel_iqr(pooled),
-        n_samples=len(pooled),
+        spread=_rel_iqr(pooled) if len(pooled) else _stated_spread(members),
+        n_samples=sum(sample_count(m) for m in members),
         shapes=tuple(sorted({str(m["shape_key"]) for m in members})),
         flags=tuple(sorted({str(f) for m in members for f in (m["flags"] or [])})),
         measurement_ids=tuple(int(m["measurement_id"]) for m in members),

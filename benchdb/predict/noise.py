@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from ..validity import samples_pruned
+
 
 class NoiseBasis(StrEnum):
     """What the repeats of a point were."""
@@ -68,7 +70,10 @@ def pass_sizes(n: int, passes: int, counts: Sequence[int] | None) -> list[int]:
 
 def pass_medians(row: Mapping[str, Any]) -> list[float]:
     """The median of each pass's samples of a measurement row, in order
-    (:func:`pass_sizes`)."""
+    (:func:`pass_sizes`); a row whose samples were pruned keeps only its overall median,
+    one repeat."""
+    if samples_pruned(row):
+        return [float(row["t_median"])]
     samples = np.asarray(row["samples"] or [], dtype=float)
     sizes = pass_sizes(len(samples), int(row.get("passes") or 1), row.get("pass_counts"))
     bounds = np.cumsum([0, *sizes])

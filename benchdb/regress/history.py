@@ -24,12 +24,12 @@ import pandas as pd
 from ..db.baseline import baseline_changes
 from ..db.engine import Database
 from ..db.envdiff import environments_diff
-from ..db.measurements import measured_kernels, measurements_frame
+from ..db.measurements import measured_kernels, measurements_frame, newest_runs
 from ..db.scope import resolve_scope
 from ..errors import UserError
 from ..shapes import parse_shape, shape_key
-from .compare import POINT_KEY, version_change
 from .detectors import Detector, get_detector
+from .points import POINT_KEY, version_change
 
 SERIES_COLUMNS = [
     "run_id",
@@ -112,9 +112,11 @@ def kernel_history(
     machine: str | None = None,
     host: str | None = None,
     detector: Detector | str = "potts",
+    last: int | None = None,
 ) -> tuple[dict[str, Any], list[Series]]:
     """The scope (:meth:`~benchdb.db.scope.Scope.to_dict`) and the series of ``kernel``
-    matching the filters, steps detected.
+    matching the filters, steps detected; ``last``: over the newest ``last`` runs that
+    measured the kernel only (a page of a year of CI history shows its recent months).
 
     ``UserError`` (naming what exists) for an unknown kernel or shape, or
     when nothing matches the filters.
@@ -131,6 +133,7 @@ def kernel_history(
     frame = measurements_frame(
         db,
         kernels=[kernel],
+        run_ids=None if last is None else newest_runs(db, scope, kernel, last),
         scope=scope,
         threads=[threads] if threads is not None else None,
         precision=precision,

@@ -46,6 +46,7 @@ import numpy as np
 
 from ..db.engine import Database
 from ..db.measurements import measurements_frame
+from ..db.prune import require_samples
 from ..evidence import LOST_FRACTION, from_columns
 from ..predict.noise import pass_sizes
 from ..verdicts import MOVED, Flag, Verdict
@@ -221,6 +222,11 @@ def judge_pair(
     db: Database, base_run: int, change_run: int, threshold: float = AB_THRESHOLD
 ) -> AbJudgement:
     """The stored pair of runs, judged."""
+    require_samples(
+        db,
+        [base_run, change_run],
+        "an A/B pair is judged from its paired samples: run `benchdb ab` again",
+    )
     points, invalid = paired_points(db, base_run, change_run)
     return AbJudgement(
         base_run,

@@ -22,7 +22,7 @@ and says why, naming each newer or skipped run it left out.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +30,7 @@ from ..db.engine import Database
 from ..db.run_records import RunRecord, measured_run_records, pinned_baseline, point_counts
 from ..db.runs import SUPPLEMENTS
 from ..db.runstate import RunKind, RunStatus
-from ..db.scope import Scope, resolve_scope
+from ..db.scope import LISTED, Scope, resolve_scope
 from ..errors import UserError
 
 COLLECTION = RunKind.KERNELS
@@ -175,22 +175,30 @@ def pick_runs(db: Database, machine: str | None = None, host: str | None = None)
     with db.reading() as s:
         scope = resolve_scope(s, machine, host)
         runs = measured_run_records(s, scope)
-        counts = point_counts(s, scope)
-        info = {r.id: _info(r, counts.get(r.id, 0)) for r in runs}
-        at = next((i for i, r in enumerate(runs) if not _not_taken(r, settings(r))), None)
-        if at is None:
-            found = "; ".join(f"{i.label}: {i.settings}, {i.record.status}" for i in info.values())
+        seen = _through(runs, lambda r: not _not_taken(r, settings(r)))
+        if not seen or _not_taken(seen[-1], settings(seen[-1])):
+            counts = point_counts(s, [r.id for r in seen[:LISTED]])
+            found = "; ".join(
+                f"{i.label}: {i.settings}, {i.record.status}"
+                for i in (_info(r, counts.get(r.id, 0)) for r in seen[:LISTED])
+            )
+            more = f" and {len(seen) - LISTED} more" if len(seen) > LISTED else ""
             raise UserError(
                 f"{scope.label} has no complete kernel collection "
-                f"({found or 'no measured run'}); run `benchdb collect` first"
+                f"({found or 'no measured run'}{more}); run `benchdb collect` first"
             )
-        newest, older = runs[at], runs[at + 1 :]
+        newest, skipped = seen[-1], seen[:-1]
         wanted = settings(newest)
         pinned = pinned_baseline(s, scope.node_class_id)
+        older: list[RunRecord] = []
+        if pinned is None or pinned.id == newest.id or _not_taken(pinned, wanted):
+            older = _through(runs, lambda r: not _not_taken(r, wanted))
         baseline, reason = _baseline(newest, older, pinned, wanted)
-        skipped = runs[:at]
         if baseline is not None and (pinned is None or baseline.id != pinned.id):
             skipped += older[: older.index(baseline)]
+        picked = [newest, *skipped, *([baseline] if baseline is not None else [])]
+        counts = point_counts(s, [r.id for r in picked])
+        info = {r.id: _info(r, counts.get(r.id, 0)) for r in picked}
         return RunPick(
             scope=scope,
             collection=info[newest.id],
@@ -198,3 +206,14 @@ def pick_runs(db: Database, machine: str | None = None, host: str | None = None)
             reason=reason,
             left_out=tuple(LeftOut(info[r.id], _not_taken(r, wanted)) for r in skipped),
         )
+
+
+def _through(runs: Iterator[RunRecord], found: Callable[[RunRecord], bool]) -> list[RunRecord]:
+    """The runs read from ``runs`` up to and including the first that is ``found`` (all of
+    them if none is): a year of history is read only as far back as the answer lies."""
+    out = []
+    for run in runs:
+        out.append(run)
+        if found(run):
+            break
+    return out

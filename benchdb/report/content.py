@@ -30,6 +30,9 @@ from ..regress.pick import RunPick
 CONFIG = ["threads", "precision", "context"]
 CURVE_SAMPLES = 200
 """Footprints the prediction is drawn at, log-spaced across the measured range."""
+HISTORY_RUNS = 200
+"""Newest runs of a kernel whose history the page draws and searches for steps: a year
+of CI history would otherwise put every run on the page (``benchdb history`` has all)."""
 
 T = TypeVar("T")
 
@@ -124,7 +127,12 @@ def prediction(db: Database, pick: RunPick, points: pd.DataFrame) -> Prediction:
 def _history(db: Database, kernel: str, pick: RunPick, own: pd.DataFrame, detector: str):
     keys = set(own[["shape_key", *CONFIG]].itertuples(index=False, name=None))
     _, series = kernel_history(
-        db, kernel, machine=str(pick.scope.node_class_id), host=pick.scope.host, detector=detector
+        db,
+        kernel,
+        machine=str(pick.scope.node_class_id),
+        host=pick.scope.host,
+        detector=detector,
+        last=HISTORY_RUNS,
     )
     return [
         s
@@ -161,5 +169,10 @@ def kernel_contents(
             content.comparison = comparison.results[comparison.results["kernel"] == kernel]
             content.verdicts = comparison.kernels[comparison.kernels["kernel"] == kernel]
         content.history = _history(db, kernel, pick, mine, detector)
+        if any(len(s.values) >= HISTORY_RUNS for s in content.history):
+            content.notes.append(
+                f"History: the newest {HISTORY_RUNS} runs of {kernel}; "
+                f"`benchdb history --kernel {kernel}` searches them all."
+            )
         out.append(content)
     return out

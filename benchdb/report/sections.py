@@ -16,7 +16,7 @@ from html import escape
 from ..comm.summary import REGIME_COLUMNS, CommSummary
 from ..regress import RunComparison
 from ..regress.pick import RunInfo, RunPick
-from ..units import fmt_bytes, fmt_change, fmt_seconds
+from ..units import fmt_bytes, fmt_change, fmt_ids, fmt_seconds
 from ..verdicts import Verdict
 from . import charts, html
 from .content import KernelContent
@@ -184,7 +184,7 @@ def _kernel_heading(content: KernelContent) -> str:
 def _prediction_note(content: KernelContent) -> list[str]:
     notes = []
     for p in content.predictions:
-        runs = ", ".join(map(str, p.run_ids))
+        runs = fmt_ids(list(p.run_ids))
         loo = f"; leave-one-out error median {p.loo_median:.1%}" if p.loo_median is not None else ""
         notes.append(
             f"Prediction ({p.config}): {p.method} lookup curve of environment {p.environment_id} "

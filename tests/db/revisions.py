@@ -13,8 +13,8 @@ from sqlalchemy.orm import Session
 
 from benchdb.db.engine import make_engine
 from benchdb.db.migrate import alembic_config
-from benchdb.db.runstate import utcnow
 from benchdb.db.repo import register_environment, register_machine
+from benchdb.db.runstate import utcnow
 from benchdb.environment import detect_environment
 from benchdb.machine import detect_machine
 

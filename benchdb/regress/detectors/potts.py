@@ -84,11 +84,10 @@ def _exact_segments(
     best = np.full((kmax + 1, n + 1), np.inf)
     back = np.zeros((kmax + 1, n + 1), dtype=int)
     best[0, 0] = 0.0
-    for k in range(1, kmax + 1):
-        for j in range(k * min_size, n + 1):
-            cand = best[k - 1, :j] + cost[:j, j]
-            i = int(np.argmin(cand))
-            best[k, j], back[k, j] = cand[i], i
+    for k in range(1, kmax + 1):  # best[k, j] = min over i of best[k-1, i] + cost[i, j]
+        cand = best[k - 1][:, None] + cost
+        back[k] = np.argmin(cand, axis=0)
+        best[k] = cand[back[k], np.arange(n + 1)]
     penalty = beta * math.log(n) / n
     chosen: list[tuple[int, int, float]] = []
     best_obj = math.inf

@@ -125,18 +125,21 @@ def cmd_replicate(args: argparse.Namespace) -> int:
 @dataclass(frozen=True)
 class Timing:
     """One command's cost: cold (first run) and warm (median of the rest) wall seconds,
-    the spread of the warm runs, and the largest peak resident memory seen."""
+    the spread of the warm runs, the warm runs' median CPU seconds (user + system: what a
+    shared host's other tenants change least), and the largest peak resident memory."""
 
     name: str
     cold_s: float
     warm_s: float
     warm_spread_s: float
+    cpu_s: float
     max_rss_mb: float
     note: str = ""
 
 
-def run_once(argv: Sequence[str]) -> tuple[float, float, int, str]:
-    """(wall seconds, peak RSS in MB, exit status, stderr's last line) of one process."""
+def run_once(argv: Sequence[str]) -> tuple[float, float, float, int, str]:
+    """(wall seconds, CPU seconds, peak RSS in MB, exit status, stderr's last line) of one
+    process."""
     with tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
@@ -145,23 +148,33 @@ def run_once(argv: Sequence[str]) -> tuple[float, float, int, str]:
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         lines = err.read().decode(errors="replace").strip().splitlines()
-    return wall, usage.ru_maxrss / 1024, proc.returncode, lines[-1] if lines else ""
+    cpu = usage.ru_utime + usage.ru_stime
+    return wall, cpu, usage.ru_maxrss / 1024, proc.returncode, lines[-1] if lines else ""
 
 
 def time_command(
     name: str, argv: Sequence[str], repeats: int, ok: Sequence[int] = (0,), prepare=None
 ) -> Timing:
-    walls, rss = [], []
+    walls, cpus, rss = [], [], []
     for _ in range(repeats + 1):
         if prepare is not None:
             prepare()
-        wall, mb, code, last = run_once(argv)
+        wall, cpu, mb, code, last = run_once(argv)
         if code not in ok:
-            return Timing(name, math.nan, math.nan, math.nan, mb, f"exit {code}: {last}")
+            nan = math.nan
+            return Timing(name, nan, nan, nan, nan, mb, f"exit {code}: {last}")
         walls.append(wall)
+        cpus.append(cpu)
         rss.append(mb)
-    warm = walls[1:] or walls
-    return Timing(name, walls[0], statistics.median(warm), max(warm) - min(warm), max(rss))
+    warm, warm_cpu = walls[1:] or walls, cpus[1:] or cpus
+    return Timing(
+        name,
+        walls[0],
+        statistics.median(warm),
+        max(warm) - min(warm),
+        statistics.median(warm_cpu),
+        max(rss),
+    )
 
 
 SCENARIO_GRID = 5040  # divisible by every divisor of every rank count below
@@ -226,10 +239,11 @@ def commands(url: str, facts: dict[str, int], work: Path) -> list[tuple[str, lis
         export.unlink(missing_ok=True)
 
     return [
+        ("benchdb --help (the start-up floor)", ["--help"], {}),
         ("predict 1 shape", ["predict", "-k", "stream.triad", "-s", "100000", *db], {}),
         (
-            "predict 1000 shapes",
-            ["predict", "-k", "shallow.cu", "--shapes-file", str(shapes), *db],
+            "predict 1000 shapes --json",
+            ["predict", "-k", "shallow.cu", "--shapes-file", str(shapes), "--json", *db],
             {},
         ),
         (
@@ -306,11 +320,12 @@ def cmd_measure(args: argparse.Namespace) -> int:
         f"samples, {size / 1e6:.1f} MB, {size / max(facts['samples'], 1):.0f} bytes a sample"
     )
     only = set(args.only.split(",")) if args.only else None
+    skip = set(args.skip.split(",")) if args.skip else set()
     timings = []
     with tempfile.TemporaryDirectory(dir=args.work) as tmp:
         work = Path(tmp)
         for name, argv, opts in commands(args.db, facts, work):
-            if only and not any(o in name for o in only):
+            if (only and not any(o in name for o in only)) or any(k in name for k in skip):
                 continue
             t = time_command(name, [BENCHDB, *argv], args.repeats, **opts)
             if name == "report" and (work / "report" / "index.html").exists():
@@ -318,7 +333,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
             timings.append(t)
             print(
                 f"{t.name:48s} cold {t.cold_s:7.2f} s  warm {t.warm_s:7.2f} s "
-                f"(spread {t.warm_spread_s:5.2f})  {t.max_rss_mb:6.0f} MB  {t.note}",
+                f"(spread {t.warm_spread_s:5.2f})  cpu {t.cpu_s:6.2f} s  {t.max_rss_mb:6.0f} MB  "
+                f"{t.note}",
                 flush=True,
             )
     if args.json:
@@ -351,7 +367,7 @@ def cmd_growth(args: argparse.Namespace) -> int:
         cells = [
             "-"
             if t is None or math.isnan(t["warm_s"])
-            else f"{t['warm_s']:.2f} s, {t['max_rss_mb']:.0f} MB"
+            else f"{t['warm_s']:.2f} s (cpu {t['cpu_s']:.2f}), {t['max_rss_mb']:.0f} MB"
             for t in row
         ]
         pairs = [
@@ -395,6 +411,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     m.add_argument("--db", required=True)
     m.add_argument("--repeats", type=int, default=3)
     m.add_argument("--only", help="comma-separated parts of command names to time")
+    m.add_argument("--skip", help="comma-separated parts of command names not to time")
     m.add_argument("--work", default=None, help="folder for the temporary files")
     m.add_argument("--json", help="also write the figures to this file")
     m.set_defaults(func=cmd_measure)

@@ -22,6 +22,9 @@ from .common import (
     print_table,
 )
 
+DEFAULT_LAST = 1000
+"""Runs a history reads unless told: months of CI; a year of it is --last 0."""
+
 
 def _env_text(diff: list[dict[str, Any]]) -> str:
     if not diff:
@@ -68,9 +71,11 @@ def history(
         float, typer.Option("--z-threshold", min=0.5, help="zscore detector: |z| above this.")
     ] = Z_THRESHOLD,
     last: Annotated[
-        int | None,
-        typer.Option("--last", min=2, help="Only the newest N runs that measured the kernel."),
-    ] = None,
+        int,
+        typer.Option(
+            "--last", min=0, help="The newest N runs that measured the kernel; 0: every run."
+        ),
+    ] = DEFAULT_LAST,
     machine: MachineOption = None,
     host: HostOption = None,
     db: DbOption = None,
@@ -79,7 +84,8 @@ def history(
     """Show a kernel's median time per run and the steps in it, with what changed there.
 
     One series per (shape, threads, precision, context), oldest run first,
-    over the runs of every host of the node class (--host: of one host).
+    over the newest --last runs (1000; 0: all) of every host of the node
+    class (--host: of one host).
     Detectors (thresholds documented in benchdb.regress.detectors):
 
     potts: L1 piecewise-constant fit, number of steps by asv's information
@@ -104,7 +110,7 @@ def history(
 
         benchdb history --kernel shallow.cu --host node07
 
-        benchdb history --kernel stream.triad --last 200   # the newest 200 runs
+        benchdb history --kernel stream.triad --last 0   # every run, a year of CI
     """
     params: dict[str, Any] = {"min_change": min_change / 100}
     if detector == "zscore":
@@ -121,7 +127,7 @@ def history(
         machine=machine,
         host=host,
         detector=found,
-        last=last,
+        last=last or None,
     )
     resets = baseline_changes(database, scope["node_class_id"])
     if as_json:

@@ -359,17 +359,16 @@ def kernel_names(db: Database) -> set[str]:
 
 
 def measured_kernels(db: Database, scope: Scope) -> list[str]:
-    """The names of the kernels measured in ``scope``'s runs, sorted."""
+    """The names of the kernels measured in ``scope``'s runs, sorted: per kernel, whether
+    one point of it is in the scope (the kernel index), not a scan of every point."""
+    in_scope = (
+        select(Measurement.id)
+        .join(Run, Measurement.run_id == Run.id)
+        .where(Measurement.kernel_id == Kernel.id, scope.runs())
+        .exists()
+    )
     with db.reading() as s:
-        stmt = (
-            select(Kernel.name)
-            .join(Measurement, Measurement.kernel_id == Kernel.id)
-            .join(Run, Measurement.run_id == Run.id)
-            .where(scope.runs())
-            .distinct()
-            .order_by(Kernel.name)
-        )
-        return list(s.scalars(stmt))
+        return sorted(set(s.scalars(select(Kernel.name).where(in_scope))))
 
 
 def registered_ids(

@@ -59,16 +59,17 @@ from ..db.describe import machine_summary, run_summary
 from ..db.engine import Database
 from ..db.envdiff import environment_diff
 from ..db.measurements import measurements_frame
+from ..db.prune import require_samples
 from ..db.run_records import run_record
 from ..db.runref import resolve_runs
 from ..errors import UserError
 from ..stats import UNSTEADY_FLAGS
 from ..verdicts import Verdict
-from .ab import DEFAULT_ALPHA, DEFAULT_THRESHOLD, VERDICTS, compare_samples
+from .ab import DEFAULT_ALPHA, DEFAULT_THRESHOLD, VERDICTS, PointComparison, compare_batch
 from .hierarchical import kernel_change
+from .points import POINT_KEY, version_change
 from .replicates import MIN_PAIRS, RunScatter, charge, replicate_runs, run_scatter
 
-POINT_KEY = ["kernel", "shape_key", "threads", "precision", "context"]
 RESULT_COLUMNS = [
     *POINT_KEY,
     "footprint_bytes",
@@ -261,13 +262,35 @@ class RunComparison:
         }
 
 
-def version_change(before: str, after: str) -> str:
-    """``"1a2b3c4d->5e6f7a8b"`` when a kernel's version differs between two runs, else ``""``."""
-    return "" if before == after else f"{before[:8]}->{after[:8]}"
-
-
 def _identity(items: Iterable[T], **_: Any) -> Iterable[T]:
     return items
+
+
+_POINT_FIELDS = ["samples", "flags", "footprint_bytes", "t_median", "kernel_version"]
+"""The columns of each run's measurements a point's comparison reads."""
+
+
+def _result_row(
+    key: tuple,
+    base: Mapping[str, Any],
+    cont: Mapping[str, Any],
+    limit: float,
+    result: PointComparison,
+) -> dict[str, Any]:
+    """One row of :data:`RESULT_COLUMNS`: the point, both runs' medians, its comparison."""
+    return {
+        **dict(zip(POINT_KEY, key, strict=True)),
+        "footprint_bytes": int(cont["footprint_bytes"]),
+        "baseline_median": float(base["t_median"]),
+        "contender_median": float(cont["t_median"]),
+        "ratio": result.ratio,
+        "ci_low": result.ci_low,
+        "ci_high": result.ci_high,
+        "p_value": result.p_value,
+        "threshold": limit,
+        "verdict": result.verdict,
+        "version_change": version_change(base["kernel_version"], cont["kernel_version"]),
+    }
 
 
 def compare_runs(
@@ -315,6 +338,12 @@ def compare_runs(
         described = machine_summary(base.machine)
         env = environment_diff(base.environment, cont.environment)
         history = replicate_runs(s, run_record(base), run_record(cont)) if replicates else []
+    require_samples(
+        db,
+        [base.id, cont.id],
+        "compare judges the two runs' samples: compare runs that kept them, or follow the "
+        "points over time with `benchdb history`",
+    )
     frame = measurements_frame(db, run_ids=[base.id, cont.id], valid_only=True)
     a = frame[frame["run_id"] == base.id].set_index(POINT_KEY)
     b = frame[frame["run_id"] == cont.id].set_index(POINT_KEY)
@@ -324,30 +353,23 @@ def compare_runs(
             f"runs {base.id} and {cont.id} have no valid point in common (same kernel, shape, "
             "threads, precision and context); compare runs of the same collection settings"
         )
-    rows, samples = [], {}
-    for key in track(list(common), description="comparing"):
-        pa, pb = a.loc[key], b.loc[key]
-        flagged = bool(UNSTEADY_FLAGS & {*pa["flags"], *pb["flags"]})
-        limit = threshold_for(key[0], threshold, per_kernel)
-        samples[key] = (pa["samples"], pb["samples"])
-        result = compare_samples(
-            pa["samples"], pb["samples"], threshold=limit, alpha=alpha, flagged_noisy=flagged
+    keys = list(common)
+    base_points = a.loc[common, _POINT_FIELDS].to_dict(orient="records")
+    cont_points = b.loc[common, _POINT_FIELDS].to_dict(orient="records")
+    limits = [threshold_for(key[0], threshold, per_kernel) for key in keys]
+    both = list(zip(base_points, cont_points, strict=True))
+    pairs = [(pa["samples"], pb["samples"]) for pa, pb in both]
+    flagged = [bool(UNSTEADY_FLAGS & {*pa["flags"], *pb["flags"]}) for pa, pb in both]
+    judged = compare_batch(pairs, limits, flagged, alpha=alpha)
+    rows = [
+        _result_row(*point)
+        for point in track(
+            zip(keys, base_points, cont_points, limits, judged, strict=True),
+            description="comparing",
+            total=len(keys),
         )
-        rows.append(
-            {
-                **dict(zip(POINT_KEY, key, strict=True)),
-                "footprint_bytes": int(pb["footprint_bytes"]),
-                "baseline_median": float(pa["t_median"]),
-                "contender_median": float(pb["t_median"]),
-                "ratio": result.ratio,
-                "ci_low": result.ci_low,
-                "ci_high": result.ci_high,
-                "p_value": result.p_value,
-                "threshold": limit,
-                "verdict": result.verdict,
-                "version_change": version_change(pa["kernel_version"], pb["kernel_version"]),
-            }
-        )
+    ]
+    samples = dict(zip(keys, pairs, strict=True))
     versions = dict(zip(a.index.get_level_values("kernel"), a["kernel_version"], strict=True))
     scatter = run_scatter(db, history, versions)
     results = pd.DataFrame(rows, columns=RESULT_COLUMNS).sort_values(

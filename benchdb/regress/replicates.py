@@ -37,10 +37,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from itertools import pairwise
+from itertools import islice, pairwise
 
 import numpy as np
-from scipy.stats import t as student_t
+from scipy.special import stdtrit
 from sqlalchemy.orm import Session
 
 from ..db.engine import Database
@@ -73,17 +73,20 @@ def replicate_runs(session: Session, baseline: RunRecord, contender: RunRecord) 
     nor a run newer than both (it may hold the change under test again)."""
     wanted = settings(baseline)
     latest = max((baseline.started_at, baseline.id), (contender.started_at, contender.id))
-    candidates = [
+    candidates = (
         run
         for run in measured_run_records(
-            session, resolve_scope(session, str(baseline.node_class_id))
+            session,
+            resolve_scope(session, str(baseline.node_class_id)),
+            environment_id=baseline.environment_id,
+            started_by=latest[0],
         )
         if run.id != contender.id
         and (run.started_at, run.id) <= latest
         and run.environment_id == baseline.environment_id
         and settings(run) == wanted
-    ]
-    newest = candidates[:MAX_REPLICATES]  # measured_run_records lists the newest first
+    )
+    newest = list(islice(candidates, MAX_REPLICATES))  # measured_run_records: newest first
     return [run.id for run in reversed(newest)]
 
 
@@ -91,23 +94,28 @@ def run_scatter(
     db: Database, runs: Sequence[int], versions: Mapping[str, str]
 ) -> dict[KernelKey, RunScatter]:
     """Per kernel configuration, the scatter between consecutive ``runs`` (oldest first),
-    counting only points measured with the kernel's version in ``versions``."""
+    counting only points measured with the kernel's version in ``versions``.
+
+    It reads the runs' medians alone (no per-sample evidence) into one table, a row per
+    point and a column per run, and takes each kernel's rows by position: a pivot table
+    per kernel cost more than the rest of ``compare`` (docs/findings/ab-comparison.md,
+    "At a year of history")."""
     if len(runs) < 2:
         return {}
-    frame = measurements_frame(db, run_ids=list(runs), valid_only=True)
+    frame = measurements_frame(db, run_ids=list(runs), valid_only=True, with_evidence=False)
     frame = frame[frame["kernel_version"] == frame["kernel"].map(versions)]
+    if frame.empty:
+        return {}
     key = ["kernel", "threads", "precision", "context"]
-    changes: dict[KernelKey, list[float]] = {}
-    for kernel_key, group in frame.groupby(key, sort=False):
-        medians = group.pivot_table(
-            index="shape_key", columns="run_id", values="t_median", aggfunc="first"
-        )
-        present = [r for r in runs if r in medians.columns]
-        for before, after in pairwise(present):
-            both = medians[[before, after]].dropna()
-            if len(both):
-                d = np.median(np.log(both[after].to_numpy() / both[before].to_numpy()))
-                changes.setdefault(kernel_key, []).append(float(d))  # type: ignore[arg-type]
+    medians = frame.pivot_table(
+        index=[*key, "shape_key"], columns="run_id", values="t_median", aggfunc="first"
+    )
+    medians = medians[[r for r in runs if r in medians.columns]]
+    table = medians.to_numpy(dtype=float)
+    changes = {
+        kernel_key: _consecutive_changes(table[rows])
+        for kernel_key, rows in medians.groupby(level=key, sort=False).indices.items()
+    }
     return {
         k: RunScatter(log_rms=float(np.sqrt(np.mean(np.square(d)))), pairs=len(d))
         for k, d in changes.items()
@@ -115,11 +123,24 @@ def run_scatter(
     }
 
 
+def _consecutive_changes(medians: np.ndarray) -> list[float]:
+    """One kernel's change between consecutive runs that measured it (``medians``: a row
+    per point, a column per run, oldest first, NaN where a run lacks the point): the median
+    over the points both measured of ``log(after / before)``."""
+    measured = medians[:, ~np.isnan(medians).all(axis=0)]
+    changes = []
+    for before, after in pairwise(measured.T):
+        both = ~np.isnan(before) & ~np.isnan(after)
+        if both.any():
+            changes.append(float(np.median(np.log(after[both] / before[both]))))
+    return changes
+
+
 def charge(change: KernelChange, scatter: RunScatter, alpha: float) -> KernelChange:
     """``change`` with its interval widened by the run-to-run scatter: each side's log
     half-width and ``t_{1-alpha/2, pairs} * s`` added in quadrature (independent errors)."""
     centre = np.log(change.ratio)
-    drift = float(student_t.ppf(1 - alpha / 2, scatter.pairs)) * scatter.log_rms
+    drift = float(stdtrit(scatter.pairs, 1 - alpha / 2)) * scatter.log_rms
     low = centre - np.hypot(centre - np.log(change.ci_low), drift)
     high = centre + np.hypot(np.log(change.ci_high) - centre, drift)
     return replace(change, ci_low=float(np.exp(low)), ci_high=float(np.exp(high)))

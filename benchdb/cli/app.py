@@ -117,7 +117,9 @@ COMMANDS: dict[str, LazyCommand] = {
         "Rank decompositions and rank counts by predicted time and energy.",
         _MPI,
     ),
-    "db": LazyCommand("db_cmd", "app", "Create, upgrade and inspect the database schema.", _ADMIN),
+    "db": LazyCommand(
+        "db_cmd", "app", "Upgrade and inspect the schema; prune old samples, compact.", _ADMIN
+    ),
     "machine": LazyCommand(
         "machine_cmd",
         "app",

@@ -137,12 +137,14 @@ class Timing:
     note: str = ""
 
 
-def run_once(argv: Sequence[str]) -> tuple[float, float, float, int, str]:
+def run_once(
+    argv: Sequence[str], env: dict[str, str] | None = None
+) -> tuple[float, float, float, int, str]:
     """(wall seconds, CPU seconds, peak RSS in MB, exit status, stderr's last line) of one
     process."""
     with tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -153,13 +155,18 @@ def run_once(argv: Sequence[str]) -> tuple[float, float, float, int, str]:
 
 
 def time_command(
-    name: str, argv: Sequence[str], repeats: int, ok: Sequence[int] = (0,), prepare=None
+    name: str,
+    argv: Sequence[str],
+    repeats: int,
+    ok: Sequence[int] = (0,),
+    prepare=None,
+    env: dict[str, str] | None = None,
 ) -> Timing:
     walls, cpus, rss = [], [], []
     for _ in range(repeats + 1):
         if prepare is not None:
             prepare()
-        wall, cpu, mb, code, last = run_once(argv)
+        wall, cpu, mb, code, last = run_once(argv, env)
         if code not in ok:
             nan = math.nan
             return Timing(name, nan, nan, nan, nan, mb, f"exit {code}: {last}")
@@ -313,10 +320,12 @@ def _clear(path: Path) -> None:
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
+    from benchdb.db.urls import child_environment, redact
+
     facts = _facts(args.db)
     size = database_bytes(args.db)
     print(
-        f"{args.db}: {facts['runs']} runs, {facts['points']} points, {facts['samples']} "
+        f"{redact(args.db)}: {facts['runs']} runs, {facts['points']} points, {facts['samples']} "
         f"samples, {size / 1e6:.1f} MB, {size / max(facts['samples'], 1):.0f} bytes a sample"
     )
     only = set(args.only.split(",")) if args.only else None
@@ -324,10 +333,11 @@ def cmd_measure(args: argparse.Namespace) -> int:
     timings = []
     with tempfile.TemporaryDirectory(dir=args.work) as tmp:
         work = Path(tmp)
-        for name, argv, opts in commands(args.db, facts, work):
+        bare, env = child_environment(args.db)  # the password in PGPASSWORD, never in argv
+        for name, argv, opts in commands(bare, facts, work):
             if (only and not any(o in name for o in only)) or any(k in name for k in skip):
                 continue
-            t = time_command(name, [BENCHDB, *argv], args.repeats, **opts)
+            t = time_command(name, [BENCHDB, *argv], args.repeats, env=env, **opts)
             if name == "report" and (work / "report" / "index.html").exists():
                 t = Timing(**{**asdict(t), "note": f"page {_bytes(work / 'report')} MB"})
             timings.append(t)
@@ -340,7 +350,12 @@ def cmd_measure(args: argparse.Namespace) -> int:
     if args.json:
         Path(args.json).write_text(
             json.dumps(
-                {"db": args.db, **facts, "bytes": size, "timings": [asdict(t) for t in timings]},
+                {
+                    "db": redact(args.db),
+                    **facts,
+                    "bytes": size,
+                    "timings": [asdict(t) for t in timings],
+                },
                 indent=1,
             )
         )

@@ -4,8 +4,10 @@ where they are read for a prediction (a row an older ``import`` let in).
 
 Any row: a shape of positive extents, at least one thread and one point, samples that
 are a list of finite numbers, finite statistics and rates.  A row marked valid also has
-samples, each and its median and minimum positive, and at least one pass and one
-repetition; ``collect`` stores anything else as invalid, with the reason in ``flags``.
+samples, none negative, a positive median, and at least one pass and one repetition;
+``collect`` stores anything else as invalid, with the reason in ``flags``.  A sample may
+be zero: a program's own timer, less a clock read's cost, reads a loop shorter than a
+clock read as nothing, and the point's median still stands for it.
 
 A row whose raw samples ``benchdb db prune`` dropped (:mod:`benchdb.db.prune`) holds
 none but still counts them in ``pass_counts``: it stays valid, and its statistics
@@ -73,9 +75,10 @@ def valid_problem(row: Mapping[str, Any]) -> str | None:
     samples = row.get("samples")
     if not isinstance(samples, list) or not (samples or samples_pruned(row)):
         return "it is marked valid but has no samples"
-    times = [*samples, row.get("t_median"), row.get("t_min", 1.0)]
-    if not all(_finite(t) and t > 0 for t in times):
-        return "it is marked valid but a time is not a positive number"
+    if not (_finite(row.get("t_median")) and row["t_median"] > 0):
+        return "it is marked valid but its median time is not a positive number"
+    if not all(_finite(t) and t >= 0 for t in [*samples, row.get("t_min", 0.0)]):
+        return "it is marked valid but a time is negative"
     if not all(_finite(row.get(n, 1)) and row.get(n, 1) >= 1 for n in ("passes", "repetitions")):
         return "it is marked valid but has no pass or no repetition"
     return None

@@ -108,11 +108,12 @@ def make_scratch(folder: Path) -> None:
         f.seek(16)
         f.write(b"\xff" * 84)
     _damage_deep(populated, folder / "deep.sqlite")
-    good = json.loads((folder / "good.json").read_text())
-    for name, change in BAD_ROWS.items():
-        doc = json.loads(json.dumps(good))
-        doc["measurements"][1].update(change)
-        (folder / f"row-{name}.json").write_text(json.dumps(doc))
+    good = [json.loads(line) for line in (folder / "good.json").read_text().splitlines()]
+    second = [i for i, item in enumerate(good) if "measurement" in item][1]
+    for name, change in BAD_ROWS.items():  # the export's second measurement record changed
+        items = json.loads(json.dumps(good))
+        items[second]["measurement"].update(change)
+        (folder / f"row-{name}.json").write_text("".join(json.dumps(i) + "\n" for i in items))
     (folder / "notes.json").write_text('{"my": "notes"}')
     (folder / "garbage.csv").write_text("a,b\n1,2\n")
     (folder / "binary.parquet").write_bytes(os.urandom(256))
@@ -127,7 +128,7 @@ def make_scratch(folder: Path) -> None:
 
 
 BAD_ROWS = {
-    "nosamples": {"samples": []},
+    "nosamples": {"samples": [], "pass_counts": []},  # none stored, none pruned
     "negative": {"t_median": -1},
     "nan": {"samples": [1e-3, float("nan")]},
     "shape": {"shape": [0]},

@@ -15,7 +15,7 @@ import typer
 from rich.markup import escape
 
 from ..errors import UserError
-from .common import err_console
+from .common import close_databases, err_console
 from .lazy import LazyCommand, make_lazy_group
 
 _DATA, _PREDICT, _TRACK, _MPI, _ADMIN = (
@@ -147,6 +147,7 @@ app = typer.Typer(
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     db: Annotated[
         str | None,
         typer.Option(
@@ -157,6 +158,7 @@ def _root(
     ] = None,
 ) -> None:
     """Global options; ``--db`` here applies to the subcommand."""
+    ctx.call_on_close(close_databases)
     if db:
         os.environ["BENCHDB_URL"] = db
 

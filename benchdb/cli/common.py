@@ -60,7 +60,8 @@ HostOption = Annotated[
 
 
 def open_db(url: str | None, *, create: bool = False, write: bool = False) -> Database:
-    """Open the database; SQLAlchemy is imported here, not when the CLI starts.
+    """Open the database, closed when the command ends; SQLAlchemy is imported here,
+    not when the CLI starts.
 
     Only the commands that write results (``create=True``: collect, import, comm
     collect, app run and calibrate, machine register) may create a database; they and
@@ -69,7 +70,20 @@ def open_db(url: str | None, *, create: bool = False, write: bool = False) -> Da
     """
     from ..db.engine import open_database
 
-    return open_database(url, create=create, write=write)
+    database = open_database(url, create=create, write=write)
+    _opened.append(database)
+    return database
+
+
+_opened: list[Database] = []
+"""The databases this command opened, closed when it ends (:func:`close_databases`)."""
+
+
+def close_databases() -> None:
+    """Close every database the command opened: a command run in-process (a test, a
+    notebook) leaves no connection behind to hold the file."""
+    while _opened:
+        _opened.pop().close()
 
 
 def _jsonable(value: Any) -> Any:

@@ -74,23 +74,15 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 def _sqlite_tables(path: Path) -> set[str] | None:
     """The tables of the SQLite file at ``path``, read without changing it (no journal
     mode set, no page written); None when the file is not there; UserError when it is no
-    SQLite database or a damaged one."""
-    try:
-        with path.open("rb") as f:
-            head = f.read(len(SQLITE_HEADER))
-    except (FileNotFoundError, NotADirectoryError):  # not there: created, or refused later
+    SQLite database or a damaged one.
+
+    SQLite itself reads the file: a plain ``open`` and ``close`` of a file this process
+    holds an SQLite connection to drops that connection's POSIX locks, and another
+    process's writer then checkpoints and deletes a ``-wal`` still in use, which damages
+    the database (sqlite.org/howtocorrupt.html, section 2.2).  SQLite's own handle defers
+    that ``close``."""
+    if not path.exists():  # not there: created, or refused later
         return None
-    except OSError as exc:
-        raise UserError(
-            f"cannot read database file {path} ({exc.strerror}); check --db / BENCHDB_URL"
-        ) from None
-    if not head:
-        return set()  # an empty file is an empty database
-    if head != SQLITE_HEADER:
-        raise UserError(
-            f"{path} is not an SQLite database (it does not start with the SQLite header); "
-            "check --db / BENCHDB_URL, or give a new file"
-        )
     try:
         conn = sqlite3.connect(_read_only_uri(path), uri=True)
         try:
@@ -98,11 +90,29 @@ def _sqlite_tables(path: Path) -> set[str] | None:
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
-        raise UserError(
-            f"database file {path} is damaged ({exc}); restore it from a copy, or give "
-            "another file with --db"
-        ) from None
+        raise _unreadable(path, exc) from None
     return {name for (name,) in rows}
+
+
+def _unreadable(path: Path, exc: sqlite3.DatabaseError) -> UserError:
+    """Why SQLite could not read ``path``: not readable, no SQLite file, or damaged.  Its
+    header is read only now, once SQLite failed on it, so no connection holds it."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(len(SQLITE_HEADER))
+    except OSError as err:
+        return UserError(
+            f"cannot read database file {path} ({err.strerror}); check --db / BENCHDB_URL"
+        )
+    if head and head != SQLITE_HEADER:
+        return UserError(
+            f"{path} is not an SQLite database (it does not start with the SQLite header); "
+            "check --db / BENCHDB_URL, or give a new file"
+        )
+    return UserError(
+        f"database file {path} is damaged ({exc}); restore it from a copy, or give "
+        "another file with --db"
+    )
 
 
 def check_sqlite_target(path: Path, *, create: bool, write: bool) -> None:

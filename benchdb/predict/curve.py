@@ -153,6 +153,16 @@ def _rel_iqr(values: np.ndarray) -> float:
     return float((q3 - q1) / med) if med > 0 else 0.0
 
 
+def _pooled_spread(stored: list[tuple[float, np.ndarray]]) -> float:
+    """The relative IQR of the rates of every stored sample (work / time).  A sample a
+    program's timer read as zero (a loop shorter than a clock read) has no finite rate:
+    where one is present, the spread is that of the times per unit of work instead."""
+    times = np.concatenate([t for _, t in stored])
+    if (times > 0).all():
+        return _rel_iqr(np.concatenate([w / t for w, t in stored]))
+    return _rel_iqr(np.concatenate([t / w for w, t in stored]))
+
+
 def _stated_spread(members: Iterable[Mapping[str, Any]]) -> float:
     """The median of the members' own relative IQR, from their statistics alone."""
     return float(np.median([m["t_iqr"] / m["t_median"] for m in members]))
@@ -223,18 +233,12 @@ def curve_point(members: list[Mapping[str, Any]], work_per_point: float) -> Curv
     stored, and where none are, it is the members' own relative IQR (``t_iqr /
     t_median``)."""
     work = [work_per_point * float(m["points"]) for m in members]
-    pooled = np.concatenate(
-        [
-            w / np.asarray(m["samples"], dtype=float)
-            for w, m in zip(work, members, strict=True)
-            if not samples_pruned(m)
-        ]
-        or [np.zeros(0)]
-    )
-    repeats = [w / t for w, m in zip(work, members, strict=True) for t in pass_medians(m)]
+    stored = [(w, np.asarray(m["samples"], dtype=float)) for w, m in zip(work, members, strict=True)
+              if not samples_pruned(m) and m["samples"]]  # fmt: skip
+    repeats = [w / t for w, m in zip(work, members, strict=True) for t in pass_medians(m) if t > 0]
     return CurvePoint(
         rate=median_rate(members, work_per_point),
-        spread=_rel_iqr(pooled) if len(pooled) else _stated_spread(members),
+        spread=_pooled_spread(stored) if stored else _stated_spread(members),
         n_samples=sum(sample_count(m) for m in members),
         shapes=tuple(sorted({str(m["shape_key"]) for m in members})),
         flags=tuple(sorted({str(f) for m in members for f in (m["flags"] or [])})),

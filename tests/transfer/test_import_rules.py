@@ -18,7 +18,8 @@ from tests.transfer.files import Record, records, write_lines
 
 BAD_ROWS = {
     "no samples": ({"samples": []}, "marked valid but has no samples"),
-    "negative median": ({"t_median": -1}, "a time is not a positive number"),
+    "negative median": ({"t_median": -1}, "its median time is not a positive number"),
+    "negative sample": ({"samples": [1e-3, -1e-3]}, "a time is negative"),
     "infinite sample": ({"samples": [1e-3, float("inf")]}, "samples are not a list of finite"),
     "zero extent": ({"shape": [0, 64]}, "shape [0, 64] is not a list of positive integers"),
     "no threads": ({"threads": 0}, "threads 0 is not a positive integer"),
@@ -85,3 +86,24 @@ def test_rows_an_older_import_stored_are_left_out_not_fatal(tmp_path: Path) -> N
     assert "2 invalid measurement(s) left out" in predicted.stdout + predicted.stderr
     validated = benchdb("validate", "-k", "shallow.cu", "--db", url)
     assert validated.returncode == 0, validated.stderr
+
+
+def test_a_sample_a_clock_read_too_slow_for_reads_zero_and_its_point_counts(
+    tmp_path: Path,
+) -> None:
+    """A program's timer, less a clock read's cost, may read a loop shorter than a clock read
+    as 0 s; ``collect`` keeps such a point valid by its positive median, and so does a
+    prediction reading it (an earlier reader counted it invalid and had too few points)."""
+    target = tmp_path / "bench.sqlite"
+    db = open_database(f"sqlite:///{target}")
+    add_run(db, "shallow.cu", square_sizes(32, 2048, 2), step_curve())
+    db.close()
+    with sqlite3.connect(target) as conn:
+        (samples,) = conn.execute("SELECT samples FROM measurement WHERE id = 1").fetchone()
+        zeroed = [0.0, *json.loads(samples)[1:]]
+        conn.execute("UPDATE measurement SET samples = ? WHERE id = 1", (json.dumps(zeroed),))
+    predicted = benchdb(
+        "predict", "-k", "shallow.cu", "-s", "100x100", "--db", f"sqlite:///{target}"
+    )
+    assert predicted.returncode == 0, predicted.stderr
+    assert "invalid" not in predicted.stdout + predicted.stderr

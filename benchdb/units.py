@@ -38,10 +38,19 @@ def fmt_seconds(t: float | None) -> str:
     return f"{t / 1e-9:.3g} ns"
 
 
+DAY = 86400.0
+
+
 def fmt_duration(t: float) -> str:
-    """A wall-clock span as people say it: ``42 s``, ``5 min 22 s``, ``1 h 5 min``."""
+    """A wall-clock span as people say it: ``42 s``, ``5 min 22 s``, ``1 h 5 min``, and
+    from two days on ``3.5 d`` or ``1.16e+303 d``: bounded in length for any float (a
+    budget of ``1e308`` s is not printed in 300 digits), ``-`` for NaN or infinity."""
+    if not math.isfinite(t):
+        return "-"
     if t < 100:
         return fmt_seconds(t)
+    if t >= 2 * DAY:
+        return f"{t / DAY:.3g} d"
     minutes, secs = divmod(round(t), 60)
     if minutes < 60:
         return f"{minutes} min {secs} s" if secs else f"{minutes} min"

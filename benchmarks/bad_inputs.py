@@ -121,6 +121,9 @@ def make_scratch(folder: Path) -> None:
     for name in ("d.csv", "d.png", "ro", "rodb"):
         (folder / name).mkdir()
     (folder / "a-file").write_text("a file")
+    (folder / "mine").mkdir()  # a folder of the user's with a page of their own
+    (folder / "mine" / "index.html").write_text("<p>my own page</p>\n")
+    (folder / "mine.png").write_bytes(b"my own picture")
     shutil.copy(populated, folder / "rodb" / POPULATED)
     (folder / "rodb" / POPULATED).chmod(0o444)
     (folder / "rodb").chmod(0o555)
@@ -184,13 +187,21 @@ def database_cases() -> Iterator[Case]:
         yield Case("empty file", (*args, *_db("empty.sqlite")))
         yield Case("no file", (*args, *_db("typo/none.sqlite")))
     yield Case("empty file", ("kernels", *_db("empty.sqlite")))
-    for args in [READERS[0], READERS[1], READERS[6], READERS[17]]:
+    for args in [
+        READERS[0], READERS[1], READERS[6], READERS[17], READERS[2], READERS[14], *WRITERS
+    ]:  # fmt: skip
         yield Case("damaged page", (*args, *_db("deep.sqlite")))
     for args in WRITERS:
         yield Case("read-only database", (*args, *_db(f"rodb/{POPULATED}")), as_user=True)
     yield Case("schemeless", ("runs", "list", "--db", "{d}/notes.txt"))
     yield Case("bad url", ("runs", "list", "--db", "nosuch://x"))
     yield Case("bad url", ("runs", "list", "--db", "postgresql+psycopg://u@127.0.0.1:1/x"))
+    for url in ("sqlite:///{d}/fifo", "sqlite:////dev/null", "sqlite:///{d}/d.csv"):
+        for args in [READERS[0], READERS[2], READERS[14], *WRITERS]:
+            yield Case("database no file", (*args, "--db", url))
+    for url in ("sqlite://", "sqlite:///:memory:"):
+        for args in [READERS[0], READERS[14], *WRITERS]:
+            yield Case("in-memory database", (*args, "--db", url))
 
 
 def integer_cases() -> Iterator[Case]:
@@ -309,10 +320,62 @@ def output_cases() -> Iterator[Case]:
         yield Case("--out", (*args, *_db(POPULATED)), as_user=as_user)
 
 
+SPECIAL_READERS: list[tuple[str, ...]] = [
+    ("predict", "-k", "stream.triad", "--shapes-file", "{p}"),
+    ("collect", "--program", "{p}", "--dry-run"),
+    ("collect", "--plugin", "{p}", "--dry-run"),
+    ("refine", "-k", "stream.triad", "--program", "{p}"),
+    ("ab", "--sizes", "1000", "--base-program", "{p}"),
+    ("import", "{p}"),
+    ("compare", "1", "latest", "--config", "{p}"),
+    ("comm", "show", "--machine-file", "{p}"),
+    ("app", "predict", "--grid", "64x64", "--decomp", "1x1", "--program", "{p}"),
+    ("scenario", "--grid", "256x256", "--ranks", "1,2", "--power-file", "{p}"),
+]
+NON_FINITE: list[tuple[str, ...]] = [
+    ("collect", "-k", "stream.triad", "--time-budget", "{x}"),
+    ("collect", "-k", "stream.triad", "--sample-time", "{x}", "--dry-run"),
+    ("refine", "-k", "stream.triad", "--time-budget", "{x}"),
+    ("ab", "--sizes", "1000", "--threshold", "{x}"),
+    ("compare", "1", "latest", "--threshold", "{x}"),
+    ("history", "-k", "stream.triad", "--min-change", "{x}"),
+    ("comm", "collect", "--timeout", "{x}"),
+    ("app", "predict", "--grid", "64x64", "--decomp", "1x1", "--scale-latency", "{x}"),
+    ("scenario", "--grid", "256x256", "--ranks", "1,2", "--core-busy-w", "{x}"),
+]
+
+
+def special_cases() -> Iterator[Case]:
+    """A FIFO (``{d}/fifo``, made in each case folder), a device, a folder where a file is
+    read or written; inf and NaN where a number must be finite; the user's own files."""
+    for path in ("{d}/fifo", "/dev/null", "{d}/ro"):
+        for args in SPECIAL_READERS:
+            yield Case("special file", (*(a.replace("{p}", path) for a in args), *_db(POPULATED)))
+    for args in [
+        ("export", "--format", "json", "--out", "{d}/fifo"),
+        ("export", "--format", "csv", "--out", "/dev/null"),
+        ("plot", "roofline", "--out", "{d}/fifo.png"),
+        ("report", "--out", "{d}/fifo"),
+    ]:
+        yield Case("special file", (*args, *_db(POPULATED)))
+    for x in ("inf", "-inf", "nan"):
+        for args in NON_FINITE:
+            yield Case("non-finite", (*(a.replace("{x}", x) for a in args), *_db(POPULATED)))
+        yield Case("non-finite, new database", (*NON_FINITE[0][:-1], x, *_db("new/b.sqlite")))
+    for args in [
+        ("report", "--out", "{d}/mine"),
+        ("plot", "curve", "-k", "stream.triad", "--out", "{d}/mine.png"),
+        ("export", "--out", "{d}/notes.json"),
+        ("export", "--out", "{d}/garbage.csv"),
+    ]:
+        yield Case("user's file", (*args, *_db(POPULATED)))
+
+
 def import_cases() -> Iterator[Case]:
     sources = [f"{{d}}/row-{name}.json" for name in BAD_ROWS]
     sources += ["{d}/notes.json", "{d}/garbage.csv", "{d}/binary.parquet", "{d}/missing.json"]
     sources += ["sqlite:///{d}/missing.sqlite", "{d}/junk.sqlite", "{d}/other.sqlite"]
+    sources += ["{d}/damaged.sqlite", "{d}/deep.sqlite", "sqlite:///{d}/fifo", "sqlite://"]
     for source in sources:
         yield Case("import", ("import", source, *_db(POPULATED)))
         yield Case("import, new database", ("import", source, *_db("new/bench.sqlite")))
@@ -324,6 +387,7 @@ def all_cases() -> list[Case]:
         *integer_cases(),
         *option_cases(),
         *output_cases(),
+        *special_cases(),
         *import_cases(),
     ]
 
@@ -350,11 +414,15 @@ def obey_permissions() -> None:
 
 
 def checksums(folder: Path) -> dict[str, str]:
-    """Every file and folder under ``folder``: a folder by its name, a file by its bytes."""
+    """Every file and folder under ``folder``: a folder by its name, a file by its bytes,
+    a FIFO by its kind."""
     out = {}
     for path in sorted(folder.rglob("*")):
         key = str(path.relative_to(folder))
-        out[key] = "dir" if path.is_dir() else hashlib.sha256(path.read_bytes()).hexdigest()
+        if path.is_dir() or not path.is_file():  # a FIFO is never read: that would wait
+            out[key] = "dir" if path.is_dir() else "special"
+        else:
+            out[key] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
 
 
@@ -369,6 +437,8 @@ def run_case(case: Case, scratch: Path, work: Path) -> str | None:
     folder = Path(tempfile.mkdtemp(dir=work))
     shutil.copytree(scratch, folder / "f", symlinks=True)
     d = folder / "f"
+    for name in ("fifo", "fifo.png"):  # copytree copies no FIFO: made anew in each
+        os.mkfifo(d / name)
     before = checksums(d)
     args = [a.replace("{d}", str(d)) for a in case.args]
     env = {**os.environ, "COLUMNS": "200", "XDG_DATA_HOME": str(folder / "data")}

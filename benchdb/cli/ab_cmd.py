@@ -18,7 +18,17 @@ from ..db.runstate import RunStatus
 from ..errors import UserError
 from ..units import fmt_bytes, fmt_change, fmt_interval, fmt_seconds
 from ..verdicts import MOVED, Verdict
-from .common import DbOption, JsonOption, console, err_console, open_db, print_json, print_table
+from .common import (
+    DbOption,
+    JsonOption,
+    console,
+    err_console,
+    finite,
+    input_file,
+    open_db,
+    print_json,
+    print_table,
+)
 
 if TYPE_CHECKING:
     from ..collectors.ab.coordinator import AbResult
@@ -120,6 +130,7 @@ def ab(
     base_program: Annotated[
         list[str] | None,
         typer.Option(
+            callback=input_file("--base-program"),
             help="A program spec (docs/programs.md) the base side builds and runs: the "
             "base build of your program (repeatable).",
             rich_help_panel="Sides",
@@ -128,6 +139,7 @@ def ab(
     change_program: Annotated[
         list[str] | None,
         typer.Option(
+            callback=input_file("--change-program"),
             help="The change side's spec of the same program (same loop names).",
             rich_help_panel="Sides",
         ),
@@ -135,6 +147,7 @@ def ab(
     base_plugin: Annotated[
         list[str] | None,
         typer.Option(
+            callback=input_file("--base-plugin", module_ok=True),
             help="A plugin module or .py file (docs/plugins.md) only the base side loads.",
             rich_help_panel="Sides",
         ),
@@ -142,17 +155,26 @@ def ab(
     change_plugin: Annotated[
         list[str] | None,
         typer.Option(
+            callback=input_file("--change-plugin", module_ok=True),
             help="The change side's variant of the plugin (declaring the same kernel names).",
             rich_help_panel="Sides",
         ),
     ] = None,
     program: Annotated[
         list[str] | None,
-        typer.Option(help="A program spec both sides run (repeatable).", rich_help_panel="Sides"),
+        typer.Option(
+            callback=input_file("--program"),
+            help="A program spec both sides run (repeatable).",
+            rich_help_panel="Sides",
+        ),
     ] = None,
     plugin: Annotated[
         list[str] | None,
-        typer.Option(help="A plugin both sides load (repeatable).", rich_help_panel="Sides"),
+        typer.Option(
+            callback=input_file("--plugin", module_ok=True),
+            help="A plugin both sides load (repeatable).",
+            rich_help_panel="Sides",
+        ),
     ] = None,
     kernels: Annotated[
         str | None,
@@ -204,12 +226,15 @@ def ab(
         ),
     ] = None,
     sample_time: Annotated[
-        float, typer.Option(help="Target length of one sample in seconds.")
+        float, typer.Option(callback=finite, help="Target length of one sample in seconds.")
     ] = 0.01,
-    threshold: Annotated[float, typer.Option(help="Smallest change reported, in percent.")] = 3.0,
+    threshold: Annotated[
+        float, typer.Option(callback=finite, help="Smallest change reported, in percent.")
+    ] = 3.0,
     time_budget: Annotated[
         float | None,
         typer.Option(
+            callback=finite,
             min=0,
             help="Start no point after this many seconds; the runs are left interrupted and "
             "the same command continues them.",

@@ -22,7 +22,7 @@ from ..errors import UserError
 from ..shapes import parse_shape, shape_key
 from ..units import fmt_seconds
 from .app_options import CaseOptions, ProgramOption, Target, WhatIf
-from .common import DbOption, JsonOption, err_console, open_db, print_json, print_table
+from .common import DbOption, JsonOption, err_console, finite, open_db, print_json, print_table
 from .groups import HelpGroup
 from .option_groups import option_group
 
@@ -168,7 +168,9 @@ def run_cmd(
     ] = None,
     timeout: Annotated[
         float | None,
-        typer.Option("--timeout", min=1, help="Stop the MPI job after this many s."),
+        typer.Option(
+            "--timeout", callback=finite, min=1, help="Stop the MPI job after this many s."
+        ),
     ] = None,
     tag: Annotated[list[str] | None, typer.Option("--tag", help="Tag the run.")] = None,
     program: ProgramOption = None,
@@ -248,7 +250,9 @@ def calibrate_cmd(
     ] = None,
     timeout: Annotated[
         float | None,
-        typer.Option("--timeout", min=1, help="Stop each MPI job after this many s."),
+        typer.Option(
+            "--timeout", callback=finite, min=1, help="Stop each MPI job after this many s."
+        ),
     ] = None,
     exchanges: Annotated[
         bool,

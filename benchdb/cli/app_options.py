@@ -30,7 +30,7 @@ from ..app.shallow_app import SHALLOW_APP
 from ..comm.params import CommParams
 from ..errors import UserError
 from ..shapes import parse_shape
-from .common import HostOption, MachineOption
+from .common import HostOption, MachineOption, finite, input_file
 
 if TYPE_CHECKING:
     from ..db.engine import Database
@@ -47,6 +47,7 @@ ProgramOption = Annotated[
     str | None,
     typer.Option(
         "--program",
+        callback=input_file("--program"),
         help="A user's program: its spec file with a [parallel] section (docs/programs.md). "
         "Default: benchdb's built-in shallow-water model.",
     ),
@@ -56,6 +57,7 @@ MachineFileOption = Annotated[
     str | None,
     typer.Option(
         "--machine-file",
+        callback=input_file("--machine-file"),
         help="Communication parameters of another machine: a JSON/TOML file or a bundled "
         "name (summit, bluegene_l, ...). Default: this machine's fitted models.",
     ),
@@ -85,19 +87,35 @@ HaloModelOption = Annotated[
         "bandwidth/latency scaling).",
     ),
 ]
-ScaleCompute = Annotated[float, typer.Option("--scale-compute", help="What-if: x compute rate.")]
-ScaleBandwidth = Annotated[
-    float, typer.Option("--scale-bandwidth", help="What-if: x network bandwidth.")
+ScaleCompute = Annotated[
+    float, typer.Option("--scale-compute", callback=finite, help="What-if: x compute rate.")
 ]
-ScaleLatency = Annotated[float, typer.Option("--scale-latency", help="What-if: x latency.")]
+ScaleBandwidth = Annotated[
+    float, typer.Option("--scale-bandwidth", callback=finite, help="What-if: x network bandwidth.")
+]
+ScaleLatency = Annotated[
+    float, typer.Option("--scale-latency", callback=finite, help="What-if: x latency.")
+]
 PowerFileOption = Annotated[
     Path | None,
-    typer.Option("--power-file", help='JSON power parameters, e.g. {"core_busy_w": 12}.'),
+    typer.Option(
+        "--power-file",
+        callback=input_file("--power-file"),
+        help='JSON power parameters, e.g. {"core_busy_w": 12}.',
+    ),
 ]
-CoreBusyW = Annotated[float | None, typer.Option("--core-busy-w", help="W per busy core.")]
-CoreIdleW = Annotated[float | None, typer.Option("--core-idle-w", help="W per idle core.")]
-PkgIdleW = Annotated[float | None, typer.Option("--package-idle-w", help="W per idle package.")]
-DramW = Annotated[float | None, typer.Option("--dram-w", help="W of DRAM per node.")]
+CoreBusyW = Annotated[
+    float | None, typer.Option("--core-busy-w", callback=finite, help="W per busy core.")
+]
+CoreIdleW = Annotated[
+    float | None, typer.Option("--core-idle-w", callback=finite, help="W per idle core.")
+]
+PkgIdleW = Annotated[
+    float | None, typer.Option("--package-idle-w", callback=finite, help="W per idle package.")
+]
+DramW = Annotated[
+    float | None, typer.Option("--dram-w", callback=finite, help="W of DRAM per node.")
+]
 
 
 @dataclass(frozen=True)

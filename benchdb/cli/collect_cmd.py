@@ -31,7 +31,16 @@ from ..evidence import set_aside_count
 from ..machine import detect_machine
 from ..shapes import shape_key
 from ..units import fmt_bytes, fmt_seconds
-from .common import DbOption, JsonOption, err_console, open_db, print_json, print_table
+from .common import (
+    DbOption,
+    JsonOption,
+    err_console,
+    finite,
+    input_file,
+    open_db,
+    print_json,
+    print_table,
+)
 from .measurements_cmd import rate_text
 from .plan_view import estimate_line, show_plan
 
@@ -257,6 +266,7 @@ def collect(
         list[str] | None,
         typer.Option(
             "--program",
+            callback=input_file("--program"),
             help="A TOML spec of your own program (Fortran, C, ...), which times its loops "
             "itself: benchdb builds it, runs it per sample and stores its loops as "
             "<name>.<loop> (docs/programs.md). Repeatable.",
@@ -266,6 +276,7 @@ def collect(
         list[str] | None,
         typer.Option(
             "--plugin",
+            callback=input_file("--plugin", module_ok=True),
             help="A Python module or .py file declaring numba kernels in BENCHDB_KERNELS "
             "(docs/plugins.md); installed plugins (entry points benchdb.kernels) need no "
             "option. Repeatable.",
@@ -293,6 +304,7 @@ def collect(
     time_budget: Annotated[
         float | None,
         typer.Option(
+            callback=finite,
             min=0,
             help="Start no point that the estimate says would end more than this many "
             "seconds after the command started (the kernels' checks count); the run is left "
@@ -318,7 +330,10 @@ def collect(
     ] = None,
     sample_time: Annotated[
         float | None,
-        typer.Option(help="Target length of one sample in seconds (default 0.02; --quick 0.005)."),
+        typer.Option(
+            callback=finite,
+            help="Target length of one sample in seconds (default 0.02; --quick 0.005).",
+        ),
     ] = None,
     samples: Annotated[int, typer.Option(help="Samples per point and pass (at least 5).")] = 5,
     passes: Annotated[

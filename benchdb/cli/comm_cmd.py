@@ -35,11 +35,14 @@ from .comm_options import (
 )
 from .common import (
     DbOption,
+    ForceOption,
     HostOption,
     JsonOption,
     MachineOption,
     emit,
     err_console,
+    finite,
+    input_file,
     open_db,
     print_json,
 )
@@ -73,7 +76,9 @@ def collect(
         list[str] | None, typer.Option(help="Extra mpiexec argument (repeatable).")
     ] = None,
     bind: Annotated[bool, typer.Option(help="Pin ranks to cores (Hydra -bind-to core).")] = True,
-    timeout: Annotated[float | None, typer.Option(help="Stop the job after this many s.")] = None,
+    timeout: Annotated[
+        float | None, typer.Option(callback=finite, help="Stop the job after this many s.")
+    ] = None,
     tag: TagOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
@@ -193,11 +198,16 @@ def show(
     machine: MachineOption = None,
     host: HostOption = None,
     machine_file: Annotated[
-        str | None, typer.Option(help="Show a machine file (path or bundled name) instead.")
+        str | None,
+        typer.Option(
+            callback=input_file("--machine-file"),
+            help="Show a machine file (path or bundled name) instead.",
+        ),
     ] = None,
     plot: Annotated[
         Path | None, typer.Option(help="Write measured vs model to this PNG or SVG.")
     ] = None,
+    force: ForceOption = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -216,7 +226,7 @@ def show(
             raise UserError("--plot needs measured data; drop --machine-file")
         from ..figures import check_output
 
-        check_output(plot)
+        check_output(plot, force)
     if machine_file:
         params, frame, halo_rows = load_machine_file(machine_file), None, []
         rows = regime_rows(params, {})
@@ -231,7 +241,7 @@ def show(
     if plot is not None and frame is not None:
         from ..figures import comm_fits, save
 
-        save(comm_fits(frame, params, halo_rows), plot)
+        save(comm_fits(frame, params, halo_rows), plot, force)
     if as_json:
         print_json({"machine": params.name, "source": params.source, "regimes": rows,
                     "halo_validation": halo_rows})  # fmt: skip
@@ -277,7 +287,11 @@ def predict(
     ranks_per_node: Annotated[int | None, typer.Option(help="Ranks per node (K-model).")] = None,
     contention: Annotated[str | None, typer.Option(help="C_x,C_y override (POP Table 1).")] = None,
     machine_file: Annotated[
-        str | None, typer.Option(help="Machine file (path or bundled name: summit, ...).")
+        str | None,
+        typer.Option(
+            callback=input_file("--machine-file"),
+            help="Machine file (path or bundled name: summit, ...).",
+        ),
     ] = None,
     machine: MachineOption = None,
     host: HostOption = None,

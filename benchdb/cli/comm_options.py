@@ -15,6 +15,7 @@ import typer
 
 from ..errors import UserError
 from ..machine import parse_size
+from .common import finite
 
 BenchmarksOption = Annotated[
     str,
@@ -30,7 +31,7 @@ DecompOption = Annotated[str | None, typer.Option(help="Halo grid PXxPY (default
 HaloLocalOption = Annotated[str, typer.Option(help="Halo block edges n (n×n blocks).")]
 HaloFieldsOption = Annotated[str, typer.Option(help="Fields per halo message.")]
 SamplesOption = Annotated[int, typer.Option(help="Samples per point (all stored).")]
-MinSampleTimeOption = Annotated[float, typer.Option(help="Seconds per sample.")]
+MinSampleTimeOption = Annotated[float, typer.Option(callback=finite, help="Seconds per sample.")]
 QuickOption = Annotated[bool, typer.Option(help="A short sweep (up to 64 KiB, 5 samples).")]
 TagOption = Annotated[list[str] | None, typer.Option(help="Tag for the run (repeatable).")]
 

@@ -24,6 +24,21 @@ if TYPE_CHECKING:
 console = Console(emoji=False)
 err_console = Console(stderr=True, emoji=False)
 
+
+def _checked_db(ctx: typer.Context, value: str | None) -> str | None:
+    """``--db`` (or BENCHDB_URL, or the default) refused as it is parsed, before the
+    command does any work (compiles a kernel, reads an import, runs a program), where
+    no command could use it: in memory, no regular file, no SQLite file, damaged,
+    another application's.  What depends on the command (must it exist, be writable)
+    is checked when it is opened (:func:`open_db`)."""
+    if ctx.resilient_parsing:  # shell completion: nothing is run
+        return value
+    from ..db.engine import check_target, resolve_url
+
+    check_target(resolve_url(value), create=True, write=False)
+    return value
+
+
 DbOption = Annotated[
     str | None,
     typer.Option(
@@ -34,6 +49,7 @@ DbOption = Annotated[
         "postgresql+psycopg://user@host/db, or the path of an SQLite file. Default: an "
         "SQLite file in your data directory.",
         rich_help_panel="Database",
+        callback=_checked_db,
     ),
 ]
 JsonOption = Annotated[
@@ -48,6 +64,39 @@ MachineOption = Annotated[
         rich_help_panel="Machine",
     ),
 ]
+ForceOption = Annotated[
+    bool,
+    typer.Option("--force", help="Replace a file already there even if benchdb did not write it."),
+]
+
+
+def finite(value: Any) -> Any:
+    """Typer callback for a float option where infinity or NaN means nothing (a time
+    budget, a threshold, a scale): refused while the command line is parsed, before any
+    database is opened or run created; ``None`` and numbers pass, lists item by item."""
+    items = value if isinstance(value, list | tuple) else [value]
+    bad = next((v for v in items if isinstance(v, float) and not math.isfinite(v)), None)
+    if bad is not None:
+        raise typer.BadParameter(f"{bad} is not a finite number; give one such as 10 or 0.5")
+    return value
+
+
+def input_file(option: str, *, module_ok: bool = False) -> Callable[[Any], Any]:
+    """Typer callback for an option naming a file benchdb reads: a FIFO, a device or a
+    folder is refused while the command line is parsed, before anything is opened (a FIFO
+    would hang the read).  A value that is not an existing path (a module name, a URL, a
+    bundled name) passes: its reader explains it."""
+    from ..inputs import check_input_files
+
+    def check(value: Any) -> Any:
+        if value is not None:
+            items = value if isinstance(value, list | tuple) else [value]
+            check_input_files([str(v) for v in items], option, module_ok=module_ok)
+        return value
+
+    return check
+
+
 HostOption = Annotated[
     str | None,
     typer.Option(

@@ -22,6 +22,8 @@ from .common import (
     MachineOption,
     console,
     err_console,
+    finite,
+    input_file,
     open_db,
     print_json,
     print_table,
@@ -156,6 +158,7 @@ def compare(
         float | None,
         typer.Option(
             "--threshold",
+            callback=finite,
             min=0.1,
             max=500.0,
             help="Smallest change reported, in percent: smaller changes count as unchanged. "
@@ -168,6 +171,7 @@ def compare(
         float | None,
         typer.Option(
             "--alpha",
+            callback=finite,
             min=1e-6,
             max=0.5,
             help="Significance level; the intervals are at 1-alpha. "
@@ -198,6 +202,7 @@ def compare(
         Path | None,
         typer.Option(
             "--config",
+            callback=input_file("--config"),
             help="Settings file: a benchdb.toml, or a pyproject.toml with a tool.benchdb table. "
             "Default: the first of those in this directory or a parent.",
             show_default=False,

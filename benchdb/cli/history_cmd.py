@@ -17,6 +17,7 @@ from .common import (
     JsonOption,
     MachineOption,
     console,
+    finite,
     open_db,
     print_json,
     print_table,
@@ -65,10 +66,15 @@ def history(
     ] = "potts",
     min_change: Annotated[
         float,
-        typer.Option("--min-change", min=0.1, help="Smallest step reported, in percent."),
+        typer.Option(
+            "--min-change", callback=finite, min=0.1, help="Smallest step reported, in percent."
+        ),
     ] = DEFAULT_MIN_CHANGE * 100,
     z_threshold: Annotated[
-        float, typer.Option("--z-threshold", min=0.5, help="zscore detector: |z| above this.")
+        float,
+        typer.Option(
+            "--z-threshold", callback=finite, min=0.5, help="zscore detector: |z| above this."
+        ),
     ] = Z_THRESHOLD,
     last: Annotated[
         int,

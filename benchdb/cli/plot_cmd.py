@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ..errors import UserError
-from .common import DbOption, HostOption, MachineOption, console, open_db
+from .common import DbOption, ForceOption, HostOption, MachineOption, console, open_db
 from .groups import HelpGroup
 from .predict_cmd import ContextOption, EnvOption, PrecisionOption, ThreadsOption
 
@@ -35,6 +35,7 @@ def curve(
     host: HostOption = None,
     environment: EnvOption = None,
     context: ContextOption = None,
+    force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
     """Performance vs memory footprint: measured points, interpolants, cache sizes.
@@ -47,7 +48,7 @@ def curve(
     from ..predict.lookup import prepare_lookup
     from ..predict.methods import METHODS
 
-    figures.check_output(out)
+    figures.check_output(out, force)
     database = open_db(db)
     curves, units, caches = [], set(), ()
     for k in kernel:
@@ -72,7 +73,7 @@ def curve(
         curves.append({"kernel": k, "points": lk.curve.points_table(), "fits": fits})
     if len(units) > 1:
         raise UserError(f"kernels with different units ({', '.join(units)}) cannot share a plot")
-    path = figures.save(figures.performance_curve(curves, caches, unit=units.pop()), out)
+    path = figures.save(figures.performance_curve(curves, caches, unit=units.pop()), out, force)
     console.print(f"wrote {path}")
 
 
@@ -87,6 +88,7 @@ def validation(
     precision: PrecisionOption = "float64",
     machine: MachineOption = None,
     host: HostOption = None,
+    force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
     """Predicted vs measured on the independent sweep (see `benchdb validate`).
@@ -96,7 +98,7 @@ def validation(
     from .. import figures
     from ..predict.validate import validate
 
-    figures.check_output(out)
+    figures.check_output(out, force)
     report = validate(
         open_db(db),
         machine=machine,
@@ -108,7 +110,7 @@ def validation(
         fit_runs=fit_run,
         check_runs=check_run,
     )
-    path = figures.save(figures.predicted_vs_measured(report["check_points"]), out)
+    path = figures.save(figures.predicted_vs_measured(report["check_points"]), out, force)
     console.print(f"wrote {path}")
 
 
@@ -120,6 +122,7 @@ def roofline(
     machine: MachineOption = None,
     host: HostOption = None,
     environment: EnvOption = None,
+    force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
     """Cache-aware roofline: STREAM ceilings per level, measured peak, kernels' rates.
@@ -133,7 +136,7 @@ def roofline(
     from ..predict.machine_data import environment_data
     from ..predict.source import resolve_machine_caches
 
-    figures.check_output(out)
+    figures.check_output(out, force)
     database = open_db(db)
     mc = resolve_machine_caches(database, machine, host)
     data = environment_data(
@@ -148,5 +151,5 @@ def roofline(
         lvl = data.level_of(kc.curve.footprint)
         rates = {names[i]: float(np.median(kc.curve.rate[lvl == i])) for i in np.unique(lvl)}
         kernels.append({"kernel": name, "intensity": roofline.intensity(kc.basis), "rates": rates})
-    path = figures.save(figures.roofline(params, kernels), out)
+    path = figures.save(figures.roofline(params, kernels), out, force)
     console.print(f"wrote {path}")

@@ -21,6 +21,7 @@ from .common import (
     MachineOption,
     console,
     emit,
+    input_file,
     open_db,
     print_json,
 )
@@ -99,7 +100,12 @@ def predict(
         list[str] | None, typer.Option("--shape", "-s", help="Problem shape MxN[xK]; repeatable.")
     ] = None,
     shapes_file: Annotated[
-        Path | None, typer.Option("--shapes-file", help="File with one shape per line.")
+        Path | None,
+        typer.Option(
+            "--shapes-file",
+            callback=input_file("--shapes-file"),
+            help="File with one shape per line.",
+        ),
     ] = None,
     shape_range: Annotated[
         str | None,

@@ -15,7 +15,16 @@ import typer
 from ..errors import UserError
 from ..units import fmt_bytes, fmt_seconds
 from .collect_cmd import ProgressObserver
-from .common import DbOption, JsonOption, err_console, open_db, print_json, print_table
+from .common import (
+    DbOption,
+    JsonOption,
+    err_console,
+    finite,
+    input_file,
+    open_db,
+    print_json,
+    print_table,
+)
 
 if TYPE_CHECKING:
     from ..collectors.refine import Added, RefineResult
@@ -101,6 +110,7 @@ def refine(
     time_budget: Annotated[
         float,
         typer.Option(
+            callback=finite,
             min=1,
             help="Start no new point after this many seconds; an unfinished round is "
             "continued by the next `benchdb refine`.",
@@ -118,15 +128,24 @@ def refine(
         int, typer.Option(min=1, max=10, help="Passes per new point (its repeat noise).")
     ] = 3,
     sample_time: Annotated[
-        float, typer.Option(min=0.0001, max=60, help="Target length of one sample in seconds.")
+        float,
+        typer.Option(
+            callback=finite, min=0.0001, max=60, help="Target length of one sample in seconds."
+        ),
     ] = 0.02,
     plugin: Annotated[
         list[str] | None,
-        typer.Option(help="A plugin module or .py file, as for collect (repeatable)."),
+        typer.Option(
+            callback=input_file("--plugin", module_ok=True),
+            help="A plugin module or .py file, as for collect (repeatable).",
+        ),
     ] = None,
     program: Annotated[
         list[str] | None,
-        typer.Option(help="A program's TOML spec, as for collect (repeatable)."),
+        typer.Option(
+            callback=input_file("--program"),
+            help="A program's TOML spec, as for collect (repeatable).",
+        ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress, no table.")] = False,
     db: DbOption = None,

@@ -10,9 +10,10 @@ import typer
 from rich.progress import track
 
 from ..regress import DETECTORS
-from ..report import write_report
+from ..report import check_report_folder, write_report
 from .common import (
     DbOption,
+    ForceOption,
     HostOption,
     JsonOption,
     MachineOption,
@@ -36,6 +37,7 @@ def report(
     ] = "potts",
     machine: MachineOption = None,
     host: HostOption = None,
+    force: ForceOption = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -60,6 +62,7 @@ def report(
 
         benchdb report --out node07/ --host node07
     """
+    check_report_folder(out, inline, force)
     written = write_report(
         open_db(db),
         out,
@@ -67,6 +70,7 @@ def report(
         host=host,
         inline=inline,
         detector=detector,
+        force=force,
         track=partial(track, console=err_console, transient=True),
     )
     if as_json:

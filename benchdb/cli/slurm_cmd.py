@@ -32,7 +32,7 @@ from .comm_options import (
     SizesOption,
     TagOption,
 )
-from .common import DbOption, JsonOption, console, err_console, open_db, print_json
+from .common import DbOption, JsonOption, console, err_console, input_file, open_db, print_json
 from .groups import HelpGroup
 from .option_groups import option_group
 
@@ -433,6 +433,7 @@ def calibrate(
         str,
         typer.Option(
             "--program",
+            callback=input_file("--program"),
             help="Your program's spec file; its [parallel] reports must list exchanges.",
         ),
     ],

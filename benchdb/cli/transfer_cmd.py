@@ -15,10 +15,10 @@ from ..db.runs import run_exists
 from ..db.scope import read_scope
 from ..db.transfer import check_bundle, database_bundle, format_of, import_bundle, open_bundle
 from ..db.transfer_read import Selection
-from ..db.transfer_write import write_records
+from ..db.transfer_write import is_export, write_records
 from ..errors import UserError
-from ..outputs import check_out_file, writing_out
-from .common import DbOption, JsonOption, err_console, open_db, print_json, print_table
+from ..outputs import check_out_file
+from .common import DbOption, JsonOption, err_console, input_file, open_db, print_json, print_table
 from .measurements_cmd import check_kernels, parse_run, split
 
 
@@ -102,7 +102,9 @@ def export(
         ),
     ] = None,
     host: Annotated[str | None, typer.Option(help="Only this host (name or id).")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Replace --out if it exists.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace --out even if it is not an earlier export.")
+    ] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -121,9 +123,7 @@ def export(
       benchdb export --out recent.json --host node07 --since 2026-01-01
     """
     fmt = format_of(out, fmt)
-    check_out_file(out)
-    if out.exists() and not force:
-        raise UserError(f"{out} exists; choose another --out, or pass --force to replace it")
+    check_out_file(out, force=force, ours=is_export)
     after = parse_since(since) if since is not None else None
     database = open_db(db)
     kernels = split(kernel)
@@ -137,7 +137,7 @@ def export(
     if machine is not None or host is not None:
         scope = read_scope(database, machine, host)
     bundle = database_bundle(database, Selection(tuple(kernels), tuple(run_ids), scope, after))
-    with writing_out(out), Reporter(not as_json) as progress:
+    with Reporter(not as_json) as progress:
         counts = write_records(
             bundle.records(), out, fmt, replace=force, total=bundle.total, on_progress=progress
         )
@@ -154,7 +154,8 @@ def import_(
     source: Annotated[
         str,
         typer.Argument(
-            help="An export file (.csv, .parquet, .json), an SQLite file, or a database URL."
+            callback=input_file("SOURCE"),
+            help="An export file (.csv, .parquet, .json), an SQLite file, or a database URL.",
         ),
     ],
     db: DbOption = None,

@@ -18,7 +18,12 @@ media) is opened read-only (``mode=ro``, and ``immutable`` where no writer's WAL
 is beside it or not even its folder is writable): every read command works on
 it, nothing is stored there, and a command that stores refuses it.  Before any
 driver opens a file it is checked to be a benchdb database, read the same way,
-so that another application's file is never switched to WAL.
+so that another application's file is never switched to WAL, and no FIFO, device or
+folder is opened as one.  An in-memory database is refused: it holds nothing to read and
+keeps nothing a command stores once the command ends.
+
+Damage SQLite finds in a page is a :class:`UserError` naming the database that holds
+it (:func:`damage_in`): a command may open two (``import`` reads one and writes another).
 """
 
 from __future__ import annotations
@@ -34,11 +39,12 @@ from urllib.parse import quote
 
 from platformdirs import user_data_path
 from sqlalchemy import Engine, create_engine, event, inspect, text
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import NoDatabase, UserError
+from ..inputs import special_kind
 from .urls import URL_VAR, redact
 
 SQLITE_BUSY_TIMEOUT_S = 60.0
@@ -74,24 +80,47 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 def _sqlite_tables(path: Path) -> set[str] | None:
     """The tables of the SQLite file at ``path``, read without changing it (no journal
     mode set, no page written); None when the file is not there; UserError when it is no
-    SQLite database or a damaged one.
+    regular file (:func:`_is_file`), no SQLite database or a damaged one: its header, or
+    the first page of a benchdb table (read past any index), so that a command refuses
+    it before it works, not once a query reaches the page.
 
     SQLite itself reads the file: a plain ``open`` and ``close`` of a file this process
     holds an SQLite connection to drops that connection's POSIX locks, and another
     process's writer then checkpoints and deletes a ``-wal`` still in use, which damages
     the database (sqlite.org/howtocorrupt.html, section 2.2).  SQLite's own handle defers
     that ``close``."""
-    if not path.exists():  # not there: created, or refused later
+    if not _is_file(path):  # not there: created, or refused later
         return None
     try:
         conn = sqlite3.connect(_read_only_uri(path), uri=True)
         try:
             rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+            tables = {name for (name,) in rows}
+            if "alembic_version" in tables:  # benchdb's: plain tables, no module needed to read
+                for name in tables:  # each root page: damage there shows now, not mid-command
+                    conn.execute(f'SELECT 1 FROM "{name}" NOT INDEXED LIMIT 1').fetchall()
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
         raise _unreadable(path, exc) from None
-    return {name for (name,) in rows}
+    return tables
+
+
+def _is_file(path: Path) -> bool:
+    """Whether a file is at ``path`` (False: nothing is); a database path that is there
+    but no regular file is refused before SQLite opens it: opening a FIFO waits for a
+    writer forever, a device such as /dev/null reads as an empty database and takes a
+    ``-journal`` beside it, a folder is no file to open.  ``os.stat`` opens nothing, so
+    it neither blocks nor drops another handle's locks."""
+    kind = special_kind(path)
+    if kind is not None:
+        fix = (
+            f"name a file in it, e.g. {path / 'benchdb.sqlite'}"
+            if kind == "a folder"
+            else "give the path of an SQLite file, or of a new one"
+        )
+        raise UserError(f"database {path} is {kind}, not a file; {fix}")
+    return path.exists()
 
 
 def _unreadable(path: Path, exc: sqlite3.DatabaseError) -> UserError:
@@ -109,15 +138,18 @@ def _unreadable(path: Path, exc: sqlite3.DatabaseError) -> UserError:
             f"{path} is not an SQLite database (it does not start with the SQLite header); "
             "check --db / BENCHDB_URL, or give a new file"
         )
+    return _damaged(str(path), exc)
+
+
+def _damaged(name: str, exc: BaseException) -> UserError:
     return UserError(
-        f"database file {path} is damaged ({exc}); restore it from a copy, or give "
-        "another file with --db"
+        f"database {name} is damaged ({exc}); restore it from a copy, or give another file"
     )
 
 
 def check_sqlite_target(path: Path, *, create: bool, write: bool) -> None:
-    """Refuse, before any driver opens it, a file that is no benchdb database: not
-    SQLite, damaged, another application's, or (for a command that only reads) empty
+    """Refuse, before any driver opens it, a path that is no benchdb database: no regular
+    file, not SQLite, damaged, another application's, or (for a command that only reads) empty
     or not there; and, for a command that writes, a database it cannot write."""
     tables = _sqlite_tables(path)
     if tables is None:
@@ -146,11 +178,34 @@ def check_sqlite_target(path: Path, *, create: bool, write: bool) -> None:
         )
 
 
+def _parse(url: str) -> URL:
+    try:
+        return make_url(url)
+    except ArgumentError as exc:
+        raise UserError(
+            f"cannot parse database URL {url!r}; use e.g. sqlite:///path/benchdb.sqlite "
+            "or postgresql+psycopg://user@host/dbname"
+        ) from exc
+
+
+def _in_memory(url: str) -> bool:
+    """An SQLite URL of a database in memory: ``sqlite://``, ``sqlite:///:memory:``, a
+    ``file::memory:`` or ``mode=memory`` URI."""
+    u = _parse(url)
+    name = u.database or ""
+    return u.get_backend_name() == "sqlite" and (
+        name in ("", ":memory:")
+        or name.startswith("file::memory:")
+        or "mode=memory" in name
+        or u.query.get("mode") == "memory"
+    )
+
+
 def _sqlite_path(url: str) -> Path | None:
-    u = make_url(url)
-    if u.get_backend_name() != "sqlite" or u.database in (None, "", ":memory:"):
+    u = _parse(url)
+    if u.get_backend_name() != "sqlite" or _in_memory(url):
         return None
-    return Path(u.database).expanduser()
+    return Path(u.database).expanduser()  # type: ignore[arg-type]
 
 
 def _prepare_sqlite_file(path: Path) -> None:
@@ -229,14 +284,9 @@ def _read_only_uri(path: Path) -> str:
 
 
 def make_engine(url: str) -> Engine:
-    """An engine for ``url``, with SQLite tuned for concurrent writers."""
-    try:
-        parsed = make_url(url)
-    except ArgumentError as exc:
-        raise UserError(
-            f"cannot parse database URL {url!r}; use e.g. sqlite:///path/benchdb.sqlite "
-            "or postgresql+psycopg://user@host/dbname"
-        ) from exc
+    """An engine for ``url``, with SQLite tuned for concurrent writers; damage SQLite
+    finds in a page is a UserError naming ``url``."""
+    parsed = _parse(url)
     backend = parsed.get_backend_name()
     if backend == "postgresql" and parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
@@ -261,7 +311,21 @@ def make_engine(url: str) -> Engine:
         ) from exc
     if backend == "sqlite":
         _configure_sqlite(engine, read_only)
+        _name_damage(engine, url)
     return engine
+
+
+def _name_damage(engine: Engine, url: str) -> None:
+    """Damage that SQLite finds while ``engine`` works (a page read only when a query
+    reaches it) is raised as one line naming ``url``, where it is found: the CLI's last
+    resort (:func:`damage_found`) cannot tell which of two databases it was in."""
+    _opened_sqlite[redact(url)] = None
+
+    @event.listens_for(engine, "handle_error")
+    def _on_error(context) -> None:  # type: ignore[no-untyped-def]
+        damage = damage_in(context.original_exception, redact(url))
+        if damage is not None:
+            raise damage from context.original_exception
 
 
 def writing(engine: Engine) -> Engine:
@@ -333,22 +397,28 @@ def check_reachable(engine: Engine, url: str) -> None:
 
 
 _DAMAGE = ("malformed", "not a database")  # what SQLite says of a damaged file
+_opened_sqlite: dict[str, None] = {}  # the SQLite URLs this process opened, in order
 
 
-def damage_found(exc: BaseException) -> UserError | None:
-    """The one-line error for ``exc`` where SQLite found a damaged page while a command
-    read (the schema page is checked on opening; a page deeper in only when read)."""
+def damage_in(exc: BaseException, name: str) -> UserError | None:
+    """The one-line error naming database ``name`` where ``exc`` (or its cause) is SQLite
+    finding a damaged page (each table's first page is checked on opening, a page deeper
+    in only when a query reaches it)."""
     cause: BaseException | None = exc
     seen: set[int] = set()
     while cause is not None and id(cause) not in seen:
         seen.add(id(cause))
         if isinstance(cause, sqlite3.DatabaseError) and any(d in str(cause) for d in _DAMAGE):
-            return UserError(
-                f"database {redact(resolve_url())} is damaged ({cause}); "
-                "restore it from a copy, or give another file with --db"
-            )
+            return _damaged(name, cause)
         cause = getattr(cause, "orig", None) or cause.__cause__ or cause.__context__
     return None
+
+
+def damage_found(exc: BaseException) -> UserError | None:
+    """:func:`damage_in` for damage that reached the CLI past the engines (a raw DBAPI
+    connection, as ``db compact`` uses): it names the SQLite databases this process
+    opened, as the error carries no URL."""
+    return damage_in(exc, " or ".join(_opened_sqlite) or "file")
 
 
 def stamped_revision(engine: Engine) -> str | None:
@@ -360,7 +430,18 @@ def stamped_revision(engine: Engine) -> str | None:
 
 
 def check_target(url: str, *, create: bool, write: bool) -> None:
-    """:func:`check_sqlite_target` for an SQLite URL (a server checks its own)."""
+    """:func:`check_sqlite_target` for an SQLite URL (a server checks its own).
+
+    An in-memory database is refused whatever the command: one that stores would keep
+    nothing once it ends (``collect`` would measure for minutes and discard it all), and
+    one that reads would find nothing in it.  ``create=True, write=False`` is what every
+    command refuses, the CLI checks it as it parses ``--db``, before any work
+    (:data:`~benchdb.cli.common.DbOption`)."""
+    if _in_memory(url):
+        raise UserError(
+            f"database {url} is in memory: it holds nothing, and nothing stored there "
+            "outlives the command; give an SQLite file, e.g. sqlite:///benchdb.sqlite"
+        )
     path = _sqlite_path(url)
     if path is not None:
         check_sqlite_target(path, create=create, write=write)
@@ -378,8 +459,8 @@ def open_database(
     ``create=False`` (the commands that only read) refuses a database that does
     not exist or holds no benchdb schema, and creates nothing.  ``write`` (implied by
     ``create``) refuses a database this process may not write, where a reader would
-    open it read-only.  A file that is no benchdb database is refused either way,
-    before anything opens it.
+    open it read-only.  A file that is no benchdb database (or no regular file, or
+    damaged) and an in-memory URL are refused either way, before anything opens it.
     """
     from .models import SCHEMA_HEAD
 

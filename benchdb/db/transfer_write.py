@@ -10,15 +10,12 @@ under the name asked for, and never replaces a file it was not told to.
 from __future__ import annotations
 
 import json
-import os
-import uuid
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import UserError
+from ..outputs import head_has, writing_out
 from .transfer_read import BATCH
 from .transfer_records import FORMAT, VERSION, FlatRows, Record, flat_schema
 
@@ -51,7 +48,8 @@ def write_records(
     """Write ``records`` to ``path`` as ``fmt`` (json, csv or parquet).
 
     ``path`` appears only once the file is complete; an existing file there is
-    replaced only with ``replace`` (UserError otherwise).  ``total``, the number of
+    replaced only if it is an export (:func:`is_export`) or with ``replace`` (UserError
+    otherwise).  ``total``, the number of
     measurements, is passed on to ``on_progress``.
     """
     counts = ExportCounts()
@@ -63,7 +61,7 @@ def write_records(
                 on_progress("exporting", counts.measurements, total)
             yield kind, rec
 
-    with _finished_as(path, replace) as partial:
+    with writing_out(path, force=replace, ours=is_export) as partial:
         if fmt == "json":
             _write_lines(counted(), partial, counts)
         else:
@@ -108,31 +106,19 @@ def _write_flat(records: Iterable[Record], path: Path, fmt: str) -> None:
         writer.write_table(pa.Table.from_pylist(batch, schema=schema))
 
 
-@contextmanager
-def _finished_as(path: Path, replace: bool) -> Iterator[Path]:
-    """A temporary file beside ``path`` to write in; moved to ``path`` when the block
-    ends without error, removed otherwise."""
-    partial = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.partial")
-    partial.touch(exist_ok=False)  # as any file this user makes (umask), unlike mkstemp's 0600
-    try:
-        yield partial
-        _publish(partial, path, replace)
-    finally:
-        partial.unlink(missing_ok=True)
+def is_export(path: Path) -> bool:
+    """Whether ``path`` is a file benchdb export wrote (so another export may replace it):
+    JSON Lines begin with the format header, CSV with its ``export_format`` column, and
+    Parquet holds that column in its schema."""
+    if head_has(path, b'{"format":"%s"' % FORMAT.encode(), 64):
+        return True
+    if head_has(path, b'"export_format",', 32):
+        return True
+    if not head_has(path, b"PAR1", 4):
+        return False
+    import pyarrow.parquet as pq
 
-
-def _publish(partial: Path, path: Path, replace: bool) -> None:
-    """Give the finished file its name.  A hard link fails if ``path`` exists (a rename
-    would replace a file made meanwhile); where the file system has no hard links, the
-    check and the rename are two steps."""
-    if replace:
-        os.replace(partial, path)
-        return
     try:
-        os.link(partial, path)
-    except FileExistsError:
-        raise UserError(f"{path} exists; choose another --out, or pass --force") from None
-    except OSError:
-        if path.exists():
-            raise UserError(f"{path} exists; choose another --out, or pass --force") from None
-        os.replace(partial, path)
+        return "export_format" in pq.read_schema(path).names
+    except Exception:  # any damage: not recognisably ours
+        return False

@@ -1,5 +1,5 @@
 """Static HTML reports (``benchdb report``): no server, opens from disk."""
 
-from .build import Report, write_report
+from .build import Report, check_report_folder, write_report
 
-__all__ = ["Report", "write_report"]
+__all__ = ["Report", "check_report_folder", "write_report"]

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from ..comm.summary import CommSummary, comm_summary
 from ..db.engine import Database
 from ..errors import UserError
-from ..outputs import check_out_folder, writing_out
+from ..outputs import Marker, check_out_folder, head_has, writing_out
 from ..predict.source import MachineCaches
 from ..regress import RunComparison, compare_runs, get_detector
 from ..regress.pick import RunPick, pick_runs
@@ -29,6 +29,28 @@ from . import charts, html, sections
 from .content import kernel_contents
 
 PLOTLY_JS = "plotly.min.js"
+INDEX = "index.html"
+
+
+def _is_page(path: Path) -> bool:
+    """Whether ``path`` is a page benchdb report wrote (its generator tag)."""
+    return head_has(path, html.GENERATOR.encode(), 1024)
+
+
+def _is_plotly(path: Path) -> bool:
+    """Whether ``path`` is plotly.js as plotly ships it (its banner), written by a report."""
+    return head_has(path, b"/**\n* plotly.js v", 32)
+
+
+def report_files(inline: bool) -> dict[str, Marker]:
+    """The files a report writes in its folder, each with the marker that makes it ours."""
+    return {INDEX: _is_page} if inline else {INDEX: _is_page, PLOTLY_JS: _is_plotly}
+
+
+def check_report_folder(out: Path, inline: bool = False, force: bool = False) -> Path:
+    """``out`` if a report can be written there: a folder benchdb may create, or one
+    whose index.html (and plotly.min.js) are absent, a report's own, or ``force``d."""
+    return check_out_folder(out, report_files(inline), force=force)
 
 
 @dataclass(frozen=True)
@@ -69,7 +91,7 @@ def _make_folder(out: Path) -> None:
         ) from exc
 
 
-def _plotly_script(out: Path, inline: bool) -> str:
+def _plotly_script(out: Path, inline: bool, force: bool) -> str:
     """The ``<script>`` loading plotly.js: inline, or from the file written beside the page."""
     from plotly.offline import get_plotlyjs
 
@@ -78,8 +100,9 @@ def _plotly_script(out: Path, inline: bool) -> str:
         escaped = source.replace("</script", "<\\/script")
         return f"<script>{escaped}</script>"
     path = out / PLOTLY_JS
-    if not path.exists() or path.read_text(encoding="utf-8") != source:
-        path.write_text(source, encoding="utf-8")
+    if not path.exists() or path.read_bytes() != source.encode():
+        with writing_out(path, force=force, ours=_is_plotly) as partial:
+            partial.write_text(source, encoding="utf-8")
     return f"<script src='{PLOTLY_JS}'></script>"
 
 
@@ -117,14 +140,16 @@ def write_report(
     host: str | None = None,
     inline: bool = False,
     detector: str = "potts",
+    force: bool = False,
     track: Callable[..., Iterable[Any]] = _identity,
 ) -> Report:
-    """Write ``out/index.html`` (and ``out/plotly.min.js`` unless ``inline``).
+    """Write ``out/index.html`` (and ``out/plotly.min.js`` unless ``inline``); a file
+    there that a report did not write is replaced only with ``force``.
 
     Everything is read and checked before the folder is created.
     """
     get_detector(detector)
-    check_out_folder(out)
+    check_report_folder(out, inline, force)
     pick = pick_runs(db, machine, host)
     comparison, comparison_error = _compare(db, pick, track)
     caches = MachineCaches.of(pick.scope).caches
@@ -163,16 +188,16 @@ def write_report(
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC by benchdb report."
     )
     _make_folder(out)
-    index = out / "index.html"
-    with writing_out(out / PLOTLY_JS), writing_out(index):
-        page = html.page(
-            f"benchdb report: {pick.scope.label}",
-            subtitle,
-            html.nav(nav, kernel_nav),
-            parts,
-            _plotly_script(out, inline),
-        )
-        index.write_text(page, encoding="utf-8")
+    index = out / INDEX
+    page = html.page(
+        f"benchdb report: {pick.scope.label}",
+        subtitle,
+        html.nav(nav, kernel_nav),
+        parts,
+        _plotly_script(out, inline, force),
+    )
+    with writing_out(index, force=force, ours=_is_page) as partial:
+        partial.write_text(page, encoding="utf-8")
     regressed = sorted(set(comparison.regressions["kernel"])) if comparison is not None else None
     return Report(index, pick, regressed)
 

@@ -127,10 +127,15 @@ def nav(sections: Sequence[tuple[str, str]], kernels: Sequence[tuple[str, str, s
     return f"<nav>{''.join(items)}</nav>"
 
 
+GENERATOR = "<meta name='generator' content='benchdb report'>"
+"""The page's marker, near its start: a later report may replace a page that carries it
+(:mod:`benchdb.outputs`); any other ``index.html`` is the user's."""
+
+
 def page(title: str, subtitle: str, navigation: str, sections: Iterable[str], script: str) -> str:
     """The whole page; ``script`` is the ``<script>`` element that loads plotly.js."""
     return (
-        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>{GENERATOR}"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{escape(title)}</title><style>{STYLE}</style>{script}</head><body>"
         f"{navigation}<main><h1>{escape(title)}</h1><p class='sub'>{escape(subtitle)}</p>"

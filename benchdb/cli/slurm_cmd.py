@@ -319,9 +319,11 @@ def comm(
 ) -> None:
     """One MPI job across the nodes runs the communication benchmarks (`benchdb comm collect`'s).
 
-    Ranks are nodes x tasks per node, started by `srun --mpi=pmi2`.  Every rank
-    reports its Slurm node name, which decides each point's placement
-    (intra-socket, inter-socket, inter-node).  Points are committed one by one;
+    Ranks are nodes x tasks per node, started by `srun --mpi=pmi2`; a rank that
+    dies ends the job (`--kill-on-bad-exit`) rather than leaving the others
+    waiting on it in MPI, holding the nodes.  Every rank reports its Slurm node
+    name, which decides each point's placement (intra-socket, inter-socket,
+    inter-node).  Points are committed one by one;
     submitting the same job again continues an interrupted one, even where its
     ranks land on other nodes of the same node class.  Then fit with
     `benchdb comm fit` and read the parameters with `benchdb comm show`.

@@ -319,7 +319,7 @@ def _name_damage(engine: Engine, url: str) -> None:
     """Damage that SQLite finds while ``engine`` works (a page read only when a query
     reaches it) is raised as one line naming ``url``, where it is found: the CLI's last
     resort (:func:`damage_found`) cannot tell which of two databases it was in."""
-    _opened_sqlite[redact(url)] = None
+    _opened_sqlite[id(engine)] = redact(url)
 
     @event.listens_for(engine, "handle_error")
     def _on_error(context) -> None:  # type: ignore[no-untyped-def]
@@ -375,6 +375,7 @@ class Database:
             yield session
 
     def close(self) -> None:
+        _opened_sqlite.pop(id(self.engine), None)
         self.engine.dispose()
 
 
@@ -397,7 +398,7 @@ def check_reachable(engine: Engine, url: str) -> None:
 
 
 _DAMAGE = ("malformed", "not a database")  # what SQLite says of a damaged file
-_opened_sqlite: dict[str, None] = {}  # the SQLite URLs this process opened, in order
+_opened_sqlite: dict[int, str] = {}  # the SQLite engines open in this process: their URLs
 
 
 def damage_in(exc: BaseException, name: str) -> UserError | None:
@@ -416,9 +417,9 @@ def damage_in(exc: BaseException, name: str) -> UserError | None:
 
 def damage_found(exc: BaseException) -> UserError | None:
     """:func:`damage_in` for damage that reached the CLI past the engines (a raw DBAPI
-    connection, as ``db compact`` uses): it names the SQLite databases this process
-    opened, as the error carries no URL."""
-    return damage_in(exc, " or ".join(_opened_sqlite) or "file")
+    connection, as ``db compact`` uses): it names the SQLite databases open in this
+    process, as the error carries no URL."""
+    return damage_in(exc, " or ".join(dict.fromkeys(_opened_sqlite.values())) or "file")
 
 
 def stamped_revision(engine: Engine) -> str | None:

@@ -25,8 +25,11 @@ from .submit import find_tool
 FIRST_INTERVAL_S = 2.0
 MAX_INTERVAL_S = 15.0
 RUNNING_LINE_EVERY_S = 60.0  # while a job runs, a line this often says it still does
-NOT_ENDED = LIVE | {"COMPLETING"}  # still ending: its exit code is not final yet
-GONE = "UNKNOWN"  # scontrol no longer knows the job (purged, or the controller restarted)
+GONE = "UNKNOWN"  # scontrol no longer knows the job: "Invalid job id" (purged after MinJobAge)
+UNANSWERED = "UNANSWERED"  # scontrol failed otherwise (controller busy, down, restarting)
+# still ending (its exit code is not final yet), or not known to have ended: a controller
+# that did not answer this once says nothing of the job, which goes on
+NOT_ENDED = LIVE | {"COMPLETING", UNANSWERED}
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,8 @@ class JobState:
 
     def line(self) -> str:
         """The state as a progress line."""
+        if self.state == UNANSWERED:
+            return f"job {self.job_id}: scontrol did not answer ({self.reason}); asking again"
         text = f"job {self.job_id} {self.state.lower()}"
         if self.state == "PENDING" and self.reason != "None":
             return f"{text} ({self.reason})"
@@ -66,16 +71,27 @@ class JobState:
 
 
 def job_state(job_id: int) -> JobState:
-    """What ``scontrol`` says of job ``job_id`` now (state :data:`GONE` where nothing)."""
-    proc = subprocess.run(
-        [find_tool("scontrol"), "show", "job", "-o", str(job_id)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    """What ``scontrol`` says of job ``job_id`` now: state :data:`GONE` where it no longer
+    knows the job, :data:`UNANSWERED` (the error as the reason) where it failed otherwise.
+
+    Only "Invalid job id" means the job is gone.  A busy controller's "Socket timed out",
+    or one restarting, is no news of the job, which goes on: taken for its end, it made
+    ``--wait`` stop following a running job and report it ended, state UNKNOWN."""
+    try:
+        proc = subprocess.run(
+            [find_tool("scontrol"), "show", "job", "-o", str(job_id)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except subprocess.TimeoutExpired:
+        return JobState(job_id, UNANSWERED, "no answer within 60 s")
     fields = dict(f.split("=", 1) for f in proc.stdout.split() if "=" in f)
     if proc.returncode != 0 or "JobState" not in fields:
-        return JobState(job_id, GONE)
+        if "invalid job id" in proc.stderr.lower():
+            return JobState(job_id, GONE)
+        error = " ".join(proc.stderr.split()) or f"exit code {proc.returncode}"
+        return JobState(job_id, UNANSWERED, error)
     return JobState(
         job_id,
         fields["JobState"],

@@ -94,9 +94,15 @@ def comm_script(
     ``db_url`` (its password left out).
 
     ``mpi`` is srun's PMI plugin; the mpich wheel's library speaks ``pmi2``.
+
+    ``--kill-on-bad-exit=1``: a rank that dies without ``MPI_Abort`` reaching srun (killed,
+    crashed, or failed in ``MPI_Init`` before PMI could carry its abort) ends the step.
+    Without it srun waits for the other ranks, which sit in MPI waiting for the dead one:
+    the job would hold its nodes, running, until its time limit (forever in a partition
+    without one), and ``--wait`` would follow it that long.
     """
     step = [
-        "srun", f"--mpi={mpi}",
+        "srun", f"--mpi={mpi}", "--kill-on-bad-exit=1",
         *python_command("benchdb.collectors.mpi", ["--db", split_password(db_url)[0],
                                                    *module_args]),
     ]  # fmt: skip

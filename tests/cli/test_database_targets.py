@@ -164,7 +164,7 @@ def test_damage_a_query_finds_later_names_the_database_it_is_in(tmp_path: Path) 
         with pytest.raises(UserError, match=damaged), db.engine.connect() as conn:
             conn.execute(text("SELECT count(*) FROM extra")).scalar()
         raw = sqlite3.DatabaseError("database disk image is malformed")  # past the engine
-        assert damaged in str(damage_found(raw))
+        assert f"sqlite:///{target}" in str(damage_found(raw))  # among those open here
     finally:
         db.close()
 

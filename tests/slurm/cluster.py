@@ -35,12 +35,23 @@ def require_nodes(count: int) -> None:
 def slurm(
     *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    """``benchdb slurm ARGS`` in ``cwd`` (where the job's output goes), ``env`` added."""
-    return subprocess.run(
-        [sys.executable, "-m", "benchdb", "slurm", *args],
-        capture_output=True, text=True, cwd=cwd, timeout=timeout,
-        env={**{k: v for k, v in os.environ.items() if k != "BENCHDB_URL"}, **(env or {})},
-    )  # fmt: skip
+    """``benchdb slurm ARGS`` in ``cwd`` (where the job's output goes), ``env`` added.
+
+    One that outlives ``timeout`` (``--wait`` on a job that never ends) fails the test with
+    what it printed and what the cluster says of its jobs and nodes, taken before the
+    test's teardown cancels the job: a bare "timed out" said nothing of why."""
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "benchdb", "slurm", *args],
+            capture_output=True, text=True, cwd=cwd, timeout=timeout,
+            env={**{k: v for k, v in os.environ.items() if k != "BENCHDB_URL"}, **(env or {})},
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as exc:
+        printed = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else ""
+        raise AssertionError(
+            f"`benchdb slurm {' '.join(args)}` did not end within {timeout:.0f} s; it printed:\n"
+            f"{printed}\n{cluster_state()}"
+        ) from None
 
 
 def submit(*args: str, cwd: Path, env: dict[str, str] | None = None) -> dict:
@@ -56,6 +67,40 @@ def queue() -> list[str]:
     """The ids of the jobs Slurm holds now."""
     proc = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True, timeout=60)
     return proc.stdout.split()
+
+
+def cluster_state() -> str:
+    """The queue (each job's state, why it pends, where it runs), every node's state and
+    why it is not up, and each queued job's output so far: for the message of a test whose
+    job did not end."""
+    parts = []
+    for cmd in (["squeue", "-o", "%i %j %T %r %M %N"], ["sinfo", "-N", "-o", "%N %T %E"]):
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        parts.append(f"$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
+    for job_id in queue():
+        proc = subprocess.run(
+            ["scontrol", "show", "job", "-o", job_id], capture_output=True, text=True, timeout=60
+        )
+        fields = dict(f.split("=", 1) for f in proc.stdout.split() if "=" in f)
+        try:
+            output = Path(fields.get("StdOut", "")).read_text(errors="replace")[-2000:]
+        except OSError:
+            output = "(none)"
+        parts.append(f"job {job_id}: {proc.stdout.strip()}\noutput so far:\n{output}")
+    return "\n".join(parts)
+
+
+def cancel_jobs_left(before: list[str]) -> list[str]:
+    """Cancel the jobs queued now that were not in ``before`` and wait until they have left
+    the nodes; their ids.  A test that failed or timed out waiting leaves its job behind:
+    with 1 CPU a node, a job left running holds both nodes, and every later test's job
+    would pend behind it until that test timed out too."""
+    left = [job_id for job_id in queue() if job_id not in before]
+    if left:
+        subprocess.run(["scancel", *left], check=False, timeout=60)
+        for job_id in left:
+            wait(int(job_id))
+    return left
 
 
 def rank_0_on(node: str, nodes: list[str], folder: Path) -> dict[str, str]:
@@ -104,5 +149,6 @@ def wait(job_id: int) -> str:
         if s in FINAL:
             return s
         time.sleep(1)
+    state_now = cluster_state()
     subprocess.run(["scancel", str(job_id)], check=False)
-    raise AssertionError(f"job {job_id} did not end within {HANG_GUARD_S} s")
+    raise AssertionError(f"job {job_id} did not end within {HANG_GUARD_S} s\n{state_now}")

@@ -10,7 +10,12 @@ single host), writing into the real PostgreSQL, a fresh schema per test.
 * an unknown partition, more nodes than the partition has, and bad collect options are
   refused before anything is submitted, dry run or not;
 * ``--wait`` follows a job to its end and prints its result: exit 0 and the run it wrote,
-  or exit 1 with the end of its output.
+  or exit 1 with the end of its output;
+* a rank killed outright ends the whole comm job (srun ``--kill-on-bad-exit``), which
+  otherwise held both nodes for good.
+
+A test's jobs still queued when it ends (it failed, or timed out waiting) are cancelled,
+so that the next tests' jobs do not pend behind them.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,8 +45,18 @@ pytestmark = [pytest.mark.slurm, pytest.mark.alone]
 
 
 @pytest.fixture
-def two_nodes() -> None:
+def two_nodes(request: pytest.FixtureRequest) -> Iterator[None]:
+    """2 usable nodes, and afterwards none of this test's jobs left in the queue
+    (:func:`cluster.cancel_jobs_left`): a job the test left behind would make the next
+    tests' jobs pend, and fail them too, for a cause that is not theirs.  The test's
+    schema is made first, so that it is dropped after its jobs have ended: a job still
+    writing holds locks the drop would wait on."""
     cluster.require_nodes(2)
+    if "postgres_url" in request.fixturenames:
+        request.getfixturevalue("postgres_url")
+    before = cluster.queue()
+    yield
+    cluster.cancel_jobs_left(before)
 
 
 def test_collect_on_two_nodes_fills_one_database(  # type: ignore[no-untyped-def]
@@ -235,6 +251,24 @@ def test_wait_follows_the_job_and_prints_its_result(two_nodes, postgres_url: str
     assert result["state"] == "FAILED" and result["exit_code"] != "0:0"
     assert [r["status"] for r in result["runs"]] == ["interrupted"]  # settled, not "running"
     assert any("InjectedFault" in line for line in result["output_tail"])
+
+
+def test_a_rank_killed_outright_ends_the_job(two_nodes, postgres_url: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A rank that dies without MPI_Abort (SIGKILL: an OOM kill, a crash) ends the whole job,
+    which ``--wait`` reports failed, its points kept.  srun alone waits for the other rank,
+    which waits in MPI for the dead one: the job held both nodes, running, for good (and
+    every later job pended behind it) until the step was started ``--kill-on-bad-exit``."""
+    failed = cluster.slurm(
+        *COMM_SMALL, "--db", postgres_url, "--json",
+        cwd=tmp_path, env={"BENCHDB_COMM_TEST_FAULT": "kill:1"}, timeout=300,
+    )  # fmt: skip
+    assert failed.returncode == 1, failed.stderr
+    result = json.loads(failed.stdout)
+    assert result["state"] == "FAILED", result
+    assert any("task 1: Killed" in line for line in result["output_tail"]), result
+    # settled, not "running": rank 0 ended in Python (SIGTERM) or in MPI (SIGKILL)
+    assert [r["status"] for r in result["runs"]] in (["interrupted"], ["failed"])
+    assert len(_comm_points(postgres_url)) in (1, 2)  # the points before the kill kept
 
 
 def test_a_programs_whole_run_spans_the_nodes(  # type: ignore[no-untyped-def]

@@ -58,7 +58,10 @@ def test_comm_dry_run_runs_the_collector_module_under_srun_pmi2(tmp_path: Path) 
     out = json.loads(proc.stdout)
     assert out["job_id"] is None
     (step,) = [ln for ln in out["script"].splitlines() if ln.startswith("srun ")]
-    assert step.startswith(f"srun --mpi=pmi2 {sys.executable} -m benchdb.collectors.mpi --db {PG}")
+    # a rank that dies without MPI_Abort reaching srun ends the step: the others wait on it
+    assert step.startswith(
+        f"srun --mpi=pmi2 --kill-on-bad-exit=1 {sys.executable} -m benchdb.collectors.mpi --db {PG}"
+    )
     assert "--benchmarks pingpong,pairs --max-bytes 65536 --samples 5" in step
     assert list(tmp_path.iterdir()) == []
 

@@ -187,8 +187,9 @@ class JobOptions:
 
 def _partition(allocation, dry_run: bool):  # type: ignore[no-untyped-def]
     """The partition the job would run in, checked to hold it (``sinfo``), dry run or not;
-    ``None`` for a dry run where there is no Slurm to ask (the script is printed all the
-    same), or where the cluster has no default partition."""
+    ``None`` for a dry run where there is no Slurm to ask, or whose controller does not
+    answer (the script is printed all the same, the latter said on stderr), or where the
+    cluster has no default partition."""
     import shutil
 
     from ..slurm import submit
@@ -197,7 +198,13 @@ def _partition(allocation, dry_run: bool):  # type: ignore[no-untyped-def]
         return None
     if not dry_run:
         submit.find_tool("sbatch")
-    found = submit.partition(allocation.partition)
+    try:
+        found = submit.partition(allocation.partition)
+    except submit.ClusterUnreachable as exc:
+        if not dry_run:
+            raise
+        err_console.print(f"not checked against the cluster: {exc}", highlight=False)
+        return None
     if found is not None:
         submit.check_fits(allocation, found)
     return found

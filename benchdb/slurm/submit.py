@@ -53,6 +53,10 @@ class Partition:
     memory_bytes: int  # per node, the least of its nodes (sinfo's %m, MiB)
 
 
+class ClusterUnreachable(UserError):
+    """``sinfo`` did not answer: the cluster cannot be asked (a dry run goes on without it)."""
+
+
 def partition(name: str | None) -> Partition | None:
     """Partition ``name``, else the cluster's default (``None`` where there is none);
     UserError for a partition ``sinfo`` does not list, or when ``sinfo`` fails."""
@@ -64,7 +68,9 @@ def partition(name: str | None) -> Partition | None:
     )
     if proc.returncode != 0:
         reason = " ".join(proc.stderr.split()) or f"exit code {proc.returncode}"
-        raise UserError(f"`sinfo` failed ({reason}); check that the Slurm controller is up")
+        raise ClusterUnreachable(
+            f"`sinfo` failed ({reason}); check that the Slurm controller is up"
+        )
     nodes: dict[str, dict[str, tuple[int, int]]] = {}
     default = None
     for line in proc.stdout.splitlines():

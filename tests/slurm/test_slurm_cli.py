@@ -237,3 +237,27 @@ def test_calibrate_refuses_a_program_that_reports_no_exchanges(tmp_path: Path) -
     )  # fmt: skip
     assert_user_error(proc, "reports no time in exchanges")
     assert list(work.iterdir()) == []
+
+
+def test_a_dry_run_whose_controller_does_not_answer_prints_the_script_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """A login node with Slurm installed and its controller down: a dry run prints the
+    script and says on stderr that it was not checked; a submission is refused, one line."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("sinfo", "sbatch"):
+        fake = bin_dir / tool
+        fake.write_text("#!/bin/sh\necho 'Unable to contact slurm controller' >&2\nexit 1\n")
+        fake.chmod(0o755)
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    args = ("collect", "--nodes", "2", "--db", PG, "--quick", "--kernels", "stream.triad")
+    work = tmp_path / "work"
+    work.mkdir()
+    dry = slurm(*args, "--dry-run", cwd=work, env=env)
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.startswith("#!/bin/bash")
+    assert "not checked against the cluster" in dry.stderr and "controller" in dry.stderr
+    submitted = slurm(*args, cwd=work, env=env)
+    assert_user_error(submitted, "check that the Slurm controller is up")
+    assert list(work.iterdir()) == []

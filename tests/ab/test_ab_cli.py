@@ -52,6 +52,9 @@ def test_numba_opt0_is_slower_and_the_pair_is_stored(sqlite_url: str) -> None:
         "ab", "--kernels", "stream.triad", "--sizes", "2000", "--change-env", "NUMBA_OPT=0",
         "--tag", "t1", *TINY, "--db", sqlite_url,
     )  # fmt: skip
+    if proc.returncode == 0 and _verdicts(proc.stdout) == {"stream.triad": "disturbed"}:
+        pytest.skip("the host disturbed the pair's samples: the operating system's evidence "
+                    "says a neighbour, not the code, decided them")  # fmt: skip
     assert proc.returncode == 1, proc.stderr
     assert _verdicts(proc.stdout) == {"stream.triad": "slower"}
     runs = json.loads(proc.stdout)["run"]["runs"]

@@ -70,7 +70,14 @@ ForceOption = Annotated[
 ]
 
 
-def finite(value: Any) -> Any:
+def _unchanged(param: typer.CallbackParam, value: Any) -> Any:
+    """What a checking callback hands back: ``value``, or an empty tuple for a repeatable
+    option not given.  Typer before 0.16 converts an absent repeatable option to ``None``
+    before the callback and then takes the ``len`` of what the callback returned."""
+    return () if value is None and param.multiple else value
+
+
+def finite(param: typer.CallbackParam, value: Any) -> Any:
     """Typer callback for a float option where infinity or NaN means nothing (a time
     budget, a threshold, a scale): refused while the command line is parsed, before any
     database is opened or run created; ``None`` and numbers pass, lists item by item."""
@@ -78,7 +85,7 @@ def finite(value: Any) -> Any:
     bad = next((v for v in items if isinstance(v, float) and not math.isfinite(v)), None)
     if bad is not None:
         raise typer.BadParameter(f"{bad} is not a finite number; give one such as 10 or 0.5")
-    return value
+    return _unchanged(param, value)
 
 
 def input_file(option: str, *, module_ok: bool = False) -> Callable[[Any], Any]:
@@ -88,11 +95,11 @@ def input_file(option: str, *, module_ok: bool = False) -> Callable[[Any], Any]:
     bundled name) passes: its reader explains it."""
     from ..inputs import check_input_files
 
-    def check(value: Any) -> Any:
+    def check(param: typer.CallbackParam, value: Any) -> Any:
         if value is not None:
             items = value if isinstance(value, list | tuple) else [value]
             check_input_files([str(v) for v in items], option, module_ok=module_ok)
-        return value
+        return _unchanged(param, value)
 
     return check
 

@@ -16,7 +16,6 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from . import __version__
 from .hashing import content_hash
 
 ENV_PREFIXES = ("NUMBA_", "OMP_", "KMP_", "GOMP_", "MKL_", "OPENBLAS_", "MPICH_", "I_MPI_")
@@ -84,6 +83,8 @@ def detect_environment(
     threading_layer: str | None = None, options: dict[str, Any] | None = None
 ) -> EnvironmentInfo:
     """Describe the running software; ``options`` records compile options in force."""
+    from . import __version__  # read from the metadata on first use (benchdb/__init__.py)
+
     return EnvironmentInfo(
         python=platform.python_version(),
         numpy=_version("numpy"),

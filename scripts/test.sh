@@ -12,8 +12,12 @@ python3 -m venv .venv
 # ranks, A/B workers, compilers).  A test marked `alone` (timings judged, the Slurm
 # cluster's jobs) runs with no other test beside it (tests/alone.py).
 WORKERS="-n auto --maxprocesses 4"
+# Every test but the real Slurm jobs, the whole MPI runs and the end-to-end runs marked slow:
+# .ci/run runs those after this (`bash scripts/test.sh -m "slurm or slow or mpi"`).  A -m
+# given to this script replaces the selection; -m "" runs every test.
+SELECT="not slurm and not slow and not mpi"
 set +e
-.venv/bin/python -m pytest $WORKERS "$@"
+.venv/bin/python -m pytest $WORKERS -m "$SELECT" "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

@@ -16,7 +16,6 @@ import os
 import shlex
 import stat
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,6 +37,7 @@ from benchdb.db.urls import (
     split_password,
 )
 from benchdb.errors import UserError
+from tests.clihelpers import run_benchdb
 from tests.db.revisions import add_this_run, engine_at
 from tests.needs import missing
 
@@ -186,10 +186,7 @@ class Cli:
         """``benchdb ARGS``, the database given as ``--db URL`` after the subcommand, or in
         ``BENCHDB_URL``; it must succeed."""
         db = ["--db", self.url] if self.how == "--db" else []
-        proc = subprocess.run(
-            [sys.executable, "-m", "benchdb", *args, *db],
-            capture_output=True, text=True, env=self.env, cwd=self.cwd, timeout=300,
-        )  # fmt: skip
+        proc = run_benchdb([*args, *db], env=self.env, cwd=self.cwd)
         self.outputs += [proc.stdout, proc.stderr]
         assert proc.returncode == 0, proc.stderr
         return proc

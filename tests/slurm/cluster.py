@@ -8,10 +8,10 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from tests.clihelpers import run_benchdb
 from tests.needs import missing
 
 SWITCH = "BENCHDB_REQUIRE_SLURM"
@@ -41,9 +41,8 @@ def slurm(
     what it printed and what the cluster says of its jobs and nodes, taken before the
     test's teardown cancels the job: a bare "timed out" said nothing of why."""
     try:
-        return subprocess.run(
-            [sys.executable, "-m", "benchdb", "slurm", *args],
-            capture_output=True, text=True, cwd=cwd, timeout=timeout,
+        return run_benchdb(
+            ["slurm", *args], cwd=cwd, timeout=timeout,
             env={**{k: v for k, v in os.environ.items() if k != "BENCHDB_URL"}, **(env or {})},
         )  # fmt: skip
     except subprocess.TimeoutExpired as exc:

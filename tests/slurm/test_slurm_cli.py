@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.clihelpers import assert_user_error
+from tests.clihelpers import assert_user_error, run_benchdb
 
 PG = "postgresql+psycopg://user@dbhost/benchdb"
 PG_PW = "postgresql+psycopg://user:pw-slurm-7f3a@dbhost/benchdb"  # its password, as given
@@ -24,10 +24,7 @@ def slurm(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subproces
     """``python -m benchdb slurm ARGS`` in ``cwd`` (where a job's output file would go)."""
     full = {k: v for k, v in os.environ.items() if k != "BENCHDB_URL"}
     full.update({"COLUMNS": "200", **(env or {})})
-    return subprocess.run(
-        [sys.executable, "-m", "benchdb", "slurm", *args],
-        capture_output=True, text=True, env=full, cwd=cwd, timeout=120,
-    )  # fmt: skip
+    return run_benchdb(["slurm", *args], env=full, cwd=cwd, timeout=120)
 
 
 def test_collect_dry_run_prints_the_script_and_writes_nothing(tmp_path: Path) -> None:

@@ -240,9 +240,10 @@ def _measure_again(args: argparse.Namespace, spec: ProgramSpec, squares: list[Sq
                 else ["app", "calibrate", "--program", args.program, "--ranks", str(ranks),
                       "--no-exchanges"]
             )  # fmt: skip
+            quick = ["--quick"] if args.quick else []
             done = subprocess.run(
-                [sys.executable, "-m", "benchdb", *command, "--sizes", sizes, "--db", url,
-                 "--json"],
+                [sys.executable, "-m", "benchdb", *command, *quick, "--sizes", sizes,
+                 "--db", url, "--json"],
                 capture_output=True, text=True, check=False,
             )  # fmt: skip
             if done.returncode != 0:
@@ -319,6 +320,12 @@ def main() -> None:
         action="store_true",
         help="in every round, measure again the swept square nearest each case's local "
         "block, in the curves it was predicted from, and print how far it moved",
+    )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="with --drift: measure the squares again as `collect --quick` does (the sweep "
+        "was quick)",
     )
     ap.add_argument("--machine-file")
     ap.add_argument("--slurm-nodes", type=int, help="run each case on this many Slurm nodes")

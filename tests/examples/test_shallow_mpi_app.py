@@ -231,7 +231,7 @@ def test_the_validation_script_measures_every_case_again_in_a_second_round(
     done = subprocess.run(
         [sys.executable, str(script), "--program", str(spec), "--db", url,
          "--grids", "24x24:10", "--decomps", "1x1,2x1", "--repeats", "1", "--rounds", "2",
-         "--machine-file", "summit", "--drift", "--json"],
+         "--machine-file", "summit", "--drift", "--quick", "--json"],
         capture_output=True, text=True, check=False, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

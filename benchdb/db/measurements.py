@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from ..validity import valid_problem
 from .engine import Database
 from .models import Environment, Kernel, Machine, Measurement, Run
+from .newest import runs_newest_first
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -247,23 +248,18 @@ def _kernel_runs_newest_first(
     any_point = select(Measurement.id).where(Measurement.kernel_id.in_(list(kernel_ids)))
     if points is not None and session.execute(any_point.where(points).limit(1)).first() is None:
         return  # none anywhere: paging through every run would only confirm it
-    runs = session.execute(
-        select(Run.id, Run.environment_id)
-        .where(scope.runs())
-        .order_by(Run.started_at.desc(), Run.id.desc())
-        .execution_options(yield_per=RUN_PAGE)
-    )
-    for page in runs.partitions():
+    runs = runs_newest_first(session, scope, columns=(Run.environment_id,))
+    while page := list(islice(runs, RUN_PAGE)):
         found = select(Measurement.run_id, Measurement.kernel_id).where(
-            Measurement.run_id.in_([run_id for run_id, _ in page]),
+            Measurement.run_id.in_([run.id for run in page]),
             Measurement.kernel_id.in_(list(kernel_ids)),
         )
         if points is not None:
             found = found.where(points)
         measured = {run_id: kernel_id for run_id, kernel_id in session.execute(found.distinct())}
-        for run_id, environment_id in page:
-            if run_id in measured:
-                yield run_id, environment_id, kernel_ids[measured[run_id]]
+        for run in page:
+            if run.id in measured:
+                yield run.id, run.environment_id, kernel_ids[measured[run.id]]
 
 
 def newest_point(

@@ -20,6 +20,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     String,
@@ -42,7 +43,7 @@ NAMING = {
 # The alembic revision that creates exactly this metadata.  Opening a database
 # already at this revision needs no alembic import (a fast `benchdb predict`);
 # tests/db/test_migrations.py fails if a new revision forgets to bump it.
-SCHEMA_HEAD = "0011"
+SCHEMA_HEAD = "0012"
 
 
 class Base(DeclarativeBase):
@@ -130,6 +131,8 @@ class Run(Base):
     """
 
     __tablename__ = "run"
+    # A host's runs newest first (benchdb.db.newest), migration 0012.
+    __table_args__ = (Index("ix_run_machine_started", "machine_id", "started_at", "id"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     uuid: Mapped[str] = mapped_column(String(64), unique=True, index=True)

@@ -19,17 +19,17 @@ from collections.abc import Iterator
 from datetime import datetime
 from itertools import islice
 
-from sqlalchemy import exists, select
+from sqlalchemy import exists
 from sqlalchemy.orm import Session
 
 from ..bounds import parse_run_id
 from ..errors import UserError
 from .models import Baseline, Measurement, Run
+from .newest import runs_newest_first
 from .runstate import RunStatus
 from .scope import Scope, resolve_scope, scope_of_run
 
 SYMBOLIC = ("latest", "previous", "baseline")
-PAGE = 200  # runs read at a time, newest first
 
 
 def measured_runs(
@@ -41,20 +41,13 @@ def measured_runs(
 ) -> Iterator[Run]:
     """Finished runs holding kernel measurements (of ``scope``, in ``environment_id``,
     started at or before ``started_by``), newest first, read a page at a time: callers
-    want the newest few of a history of thousands."""
-    stmt = (
-        select(Run)
-        .where(Run.status != RunStatus.RUNNING, exists().where(Measurement.run_id == Run.id))
-        .order_by(Run.started_at.desc(), Run.id.desc())
-        .execution_options(yield_per=PAGE)
-    )
-    if scope is not None:
-        stmt = stmt.where(scope.runs())
+    want the newest few of a history of thousands (:mod:`.newest`)."""
+    where = [Run.status != RunStatus.RUNNING, exists().where(Measurement.run_id == Run.id)]
     if environment_id is not None:
-        stmt = stmt.where(Run.environment_id == environment_id)
+        where.append(Run.environment_id == environment_id)
     if started_by is not None:
-        stmt = stmt.where(Run.started_at <= started_by)
-    yield from session.scalars(stmt)
+        where.append(Run.started_at <= started_by)
+    yield from runs_newest_first(session, scope, *where)
 
 
 def _known(session: Session) -> str:
